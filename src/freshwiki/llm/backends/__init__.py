@@ -1,0 +1,1 @@
+"""Backend implementations. Import them through :func:`freshwiki.llm.open_llm`."""

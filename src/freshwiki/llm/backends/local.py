@@ -1,0 +1,196 @@
+"""In-process GGUF models through llama-cpp-python.
+
+One loaded model per (file, context size, threads) per process, shared by every client,
+because a 1.5B model costs 2 GB of RAM. llama.cpp contexts are not thread-safe, so calls to
+one model are serialised by a lock and run in a worker thread to keep the event loop free.
+
+Prompt prefixes are reused two ways: llama-cpp-python keeps the KV cache of the previous call
+and evaluates only the part of the new prompt that differs, and a RAM prompt cache keeps the
+states of earlier calls so interleaved prompts (few-shot templates shared across a benchmark)
+also skip their shared prefix.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from freshwiki.llm import models
+from freshwiki.llm._errors import LLMRequestError, ModelError
+from freshwiki.llm._types import Completion, GenerationParams, Message, Usage
+
+_LOADED: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
+_LOADED_LOCK = threading.Lock()
+PROMPT_CACHE_BYTES = 1 << 30
+
+
+def resolve_model_path(name_or_path: str, models_dir: Path) -> tuple[Path, str]:
+    """Map a ``local:`` spec to (verified file, model identity for cache keys)."""
+    if name_or_path in models.MODELS:
+        card = models.get_card(name_or_path)
+        return models.ensure_model(name_or_path, models_dir), f"{card.name}@{card.sha256[:12]}"
+    if name_or_path.endswith(".gguf") or os.sep in name_or_path:
+        path = models.check_gguf(Path(name_or_path).expanduser())
+        stat = path.stat()
+        # Cheap identity: a changed file gets a new identity without hashing gigabytes.
+        return path, f"{path.name}@{stat.st_size}-{stat.st_mtime_ns}"
+    models.get_card(name_or_path)  # raises the "unknown model" error with the list
+    raise AssertionError("unreachable")
+
+
+def load_llama(path: Path, n_ctx: int, n_threads: int) -> tuple[Any, threading.Lock]:
+    """Load (or reuse) a llama.cpp model. Raises :class:`ModelError` when llama.cpp can't."""
+    key = (str(path), n_ctx, n_threads)
+    with _LOADED_LOCK:
+        if key in _LOADED:
+            return _LOADED[key]
+        try:
+            import llama_cpp
+        except ImportError as exc:  # pragma: no cover - install problem
+            raise ModelError(
+                "llama-cpp-python is not installed",
+                backend="local",
+                model=path.name,
+                hint="run the README's set-up command; it builds llama-cpp-python.",
+            ) from exc
+        try:
+            llama = llama_cpp.Llama(
+                model_path=str(path),
+                n_ctx=n_ctx,
+                n_threads=n_threads or os.cpu_count() or 1,
+                n_batch=512,
+                verbose=False,
+            )
+        except (ValueError, RuntimeError) as exc:
+            raise ModelError(
+                f"llama.cpp could not load {path}: {exc}",
+                backend="local",
+                model=path.name,
+                hint="the file may be truncated or not a supported GGUF; re-install it "
+                "(`freshwiki models install NAME --force`).",
+            ) from exc
+        llama.set_cache(llama_cpp.LlamaRAMCache(capacity_bytes=PROMPT_CACHE_BYTES))
+        entry = (llama, threading.Lock())
+        _LOADED[key] = entry
+        return entry
+
+
+class LocalBackend:
+    """A GGUF model run in this process."""
+
+    name = "local"
+    retries_bounded_by_timeout = False
+    default_concurrency = 1
+
+    def __init__(
+        self, name_or_path: str, *, models_dir: Path, n_ctx: int = 4096, n_threads: int = 0
+    ) -> None:
+        self.path, self.model_id = resolve_model_path(name_or_path, models_dir)
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads
+
+    def _kwargs(self, messages: Sequence[Message], params: GenerationParams) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "messages": [m.to_dict() for m in messages],
+            "max_tokens": params.max_tokens,
+            "temperature": params.temperature,
+            "top_p": params.top_p,
+            "seed": params.seed,
+        }
+        if params.stop:
+            kwargs["stop"] = list(params.stop)
+        if params.json_schema is not None:
+            kwargs["response_format"] = {"type": "json_object", "schema": params.json_schema}
+        return kwargs
+
+    def _generate(self, messages: Sequence[Message], params: GenerationParams) -> Completion:
+        llama, lock = load_llama(self.path, self.n_ctx, self.n_threads)
+        with lock:
+            try:
+                response = llama.create_chat_completion(**self._kwargs(messages, params))
+            except ValueError as exc:  # e.g. prompt longer than the context window
+                raise LLMRequestError(
+                    str(exc),
+                    backend=self.name,
+                    model=self.model_id,
+                    hint=f"shorten the prompt or raise FRESHWIKI_N_CTX (now {self.n_ctx}).",
+                ) from exc
+        choice = response["choices"][0]
+        usage = response.get("usage") or {}
+        return Completion(
+            text=choice["message"].get("content") or "",
+            finish_reason=choice.get("finish_reason") or "stop",
+            usage=Usage(
+                prompt_tokens=int(usage.get("prompt_tokens", 0)),
+                completion_tokens=int(usage.get("completion_tokens", 0)),
+            ),
+            model=self.model_id,
+        )
+
+    async def complete(self, messages: Sequence[Message], params: GenerationParams) -> Completion:
+        """Generate in a worker thread."""
+        return await asyncio.to_thread(self._generate, messages, params)
+
+    async def stream(
+        self, messages: Sequence[Message], params: GenerationParams
+    ) -> AsyncIterator[str | Completion]:
+        """Bridge llama.cpp's token generator (in a thread) to async deltas."""
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        cancelled = threading.Event()
+
+        def produce() -> None:
+            try:
+                llama, lock = load_llama(self.path, self.n_ctx, self.n_threads)
+                parts: list[str] = []
+                finish = "stop"
+                with lock:
+                    chunks = llama.create_chat_completion(
+                        **self._kwargs(messages, params), stream=True
+                    )
+                    for chunk in chunks:
+                        if cancelled.is_set():
+                            finish = "cancelled"
+                            break
+                        choice = chunk["choices"][0]
+                        delta = choice.get("delta", {}).get("content")
+                        if delta:
+                            parts.append(delta)
+                            loop.call_soon_threadsafe(queue.put_nowait, ("delta", delta))
+                        if choice.get("finish_reason"):
+                            finish = choice["finish_reason"]
+                    n_generated = len(parts)
+                    n_context = int(llama.n_tokens)
+                usage = Usage(
+                    prompt_tokens=max(n_context - n_generated, 0), completion_tokens=n_generated
+                )
+                final = Completion("".join(parts), finish, usage, model=self.model_id)
+                loop.call_soon_threadsafe(queue.put_nowait, ("done", final))
+            except Exception as exc:  # forwarded to the consumer, re-raised there
+                loop.call_soon_threadsafe(queue.put_nowait, ("error", exc))
+
+        worker = threading.Thread(target=produce, name="freshwiki-llama-stream", daemon=True)
+        worker.start()
+        try:
+            while True:
+                kind, value = await queue.get()
+                if kind == "delta":
+                    yield value
+                elif kind == "done":
+                    yield value
+                    return
+                else:
+                    if isinstance(value, ValueError):
+                        raise LLMRequestError(
+                            str(value), backend=self.name, model=self.model_id
+                        ) from value
+                    raise value
+        finally:
+            cancelled.set()
+
+    async def aclose(self) -> None:
+        """Models stay loaded for the process; other clients may share them."""

@@ -1,0 +1,74 @@
+"""Render the Jinja2 prompt templates that ship inside the package.
+
+Templates live beside the module that uses them (``llm/prompts/json_repair.j2``,
+``systems/prompts/...``) and are addressed by their path inside the package. Rendering is
+strict: a variable the caller forgot raises instead of silently producing an empty string,
+because a prompt with a hole in it still "works" and quietly ruins an evaluation.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import jinja2
+
+from freshwiki.errors import FreshwikiError
+
+
+class PromptError(FreshwikiError):
+    """A prompt template is missing or was rendered with missing variables."""
+
+
+@lru_cache(maxsize=1)
+def _environment() -> jinja2.Environment:
+    root = resources.files("freshwiki")
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(root)),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def render_prompt(template: str, /, **variables: Any) -> str:
+    """Render a packaged template, e.g. ``render_prompt("llm/prompts/json_repair.j2", ...)``.
+
+    Raises:
+        PromptError: the template does not exist or references an undefined variable.
+    """
+    env = _environment()
+    try:
+        tmpl = env.get_template(template)
+    except jinja2.TemplateNotFound as exc:
+        raise PromptError(
+            f"prompt template {template!r} not found in the freshwiki package",
+            hint="templates are addressed relative to src/freshwiki/, e.g. 'llm/prompts/x.j2'.",
+        ) from exc
+    try:
+        return tmpl.render(**variables).strip()
+    except jinja2.UndefinedError as exc:
+        raise PromptError(
+            f"prompt template {template!r}: {exc.message}",
+            hint=f"pass every variable the template uses; given: {sorted(variables)}.",
+        ) from exc
+
+
+def list_prompts() -> list[str]:
+    """All packaged template paths, so tests can check each one renders."""
+    root = resources.files("freshwiki")
+    found: list[str] = []
+
+    def walk(node: Any, prefix: str) -> None:
+        for child in node.iterdir():
+            name = f"{prefix}{child.name}"
+            if child.is_dir():
+                walk(child, f"{name}/")
+            elif child.name.endswith(".j2"):
+                found.append(name)
+
+    walk(root, "")
+    return sorted(found)

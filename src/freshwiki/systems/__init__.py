@@ -1,0 +1,1 @@
+"""Systems under test: each turns a question (later: a benchmark sample) into an answer."""
