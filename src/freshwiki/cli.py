@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import sys
 from dataclasses import dataclass, field
@@ -245,6 +246,7 @@ def config_show(
 @llm_app.command("calls")
 def llm_calls(
     tag: Annotated[str | None, typer.Option(help="Only calls with this tag.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Aggregate the call log: calls, cache hits, tokens and latency per model."""
     from freshwiki.llm import CallLog
@@ -255,6 +257,9 @@ def llm_calls(
         rows = log.summary(tag=tag)
     finally:
         log.close()
+    if as_json:
+        out.print_json(json.dumps([dataclasses.asdict(r) for r in rows]))
+        return
     table = Table(title=f"LLM calls ({settings.call_log_path})")
     for col in ("backend", "model", "calls", "cache hits", "errors", "prompt tok",
                 "completion tok", "mean latency s"):

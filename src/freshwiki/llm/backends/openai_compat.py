@@ -12,7 +12,6 @@ request, switch to the latter for the rest of this backend's life.
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -78,15 +77,17 @@ class OpenAICompatibleBackend:
 
     async def complete(self, messages: Sequence[Message], params: GenerationParams) -> Completion:
         """One non-streaming chat completion."""
+        body = self._request(messages, params, stream=False)
         try:
+            response = await self._client.chat.completions.create(**body)
+        except openai.APIStatusError as exc:
+            if params.json_schema is None or not self._rejects_json_schema(exc):
+                raise self._map(exc) from exc
+            # A server with the older JSON dialect (llama-cpp-python): switch for good.
+            self._json_mode = "json_object"
             response = await self._create(self._request(messages, params, stream=False))
-        except openai.BadRequestError as exc:
-            if params.json_schema is not None and self._json_mode == "json_schema":
-                # Older llama.cpp-style servers: retry once with their JSON dialect.
-                self._json_mode = "json_object"
-                response = await self._create(self._request(messages, params, stream=False))
-            else:
-                raise self._final(exc) from exc
+        except openai.OpenAIError as exc:
+            raise self._map(exc) from exc
         if not getattr(response, "choices", None):
             raise TransientBackendError("malformed response: no choices in the body")
         choice = response.choices[0]
@@ -110,11 +111,15 @@ class OpenAICompatibleBackend:
         body = self._request(messages, params, stream=True)
         body["stream_options"] = {"include_usage": True}
         try:
-            chunks = await self._create(body)
-        except openai.BadRequestError:
+            chunks = await self._client.chat.completions.create(**body)
+        except openai.APIStatusError as exc:
+            if "stream_options" not in f"{exc.message} {exc.body}":
+                raise self._map(exc) from exc
             # Some servers reject stream_options; usage is then counted from chunks.
             body.pop("stream_options")
             chunks = await self._create(body)
+        except openai.OpenAIError as exc:
+            raise self._map(exc) from exc
         parts: list[str] = []
         finish = "stop"
         usage = Usage()
@@ -144,27 +149,37 @@ class OpenAICompatibleBackend:
             usage = Usage(prompt_tokens=usage.prompt_tokens, completion_tokens=n_chunks)
         yield Completion(text="".join(parts), finish_reason=finish, usage=usage, model=model)
 
+    def _rejects_json_schema(self, exc: openai.APIStatusError) -> bool:
+        """Whether the server refused the ``json_schema`` response format (any status code:
+        llama-cpp-python's server answers its own validation error with HTTP 500)."""
+        if self._json_mode != "json_schema" or exc.status_code == 429:
+            return False
+        text = f"{exc.message} {exc.body}"
+        return "response_format" in text or "json_schema" in text
+
     async def _create(self, body: dict[str, Any]) -> Any:
         try:
             return await self._client.chat.completions.create(**body)
-        except openai.APITimeoutError as exc:
-            raise TransientBackendError(f"timeout talking to {self.base_url}") from exc
-        except openai.APIConnectionError as exc:
-            raise TransientBackendError(
+        except openai.OpenAIError as exc:
+            raise self._map(exc) from exc
+
+    def _map(self, exc: openai.OpenAIError) -> Exception:
+        """Sort an SDK error into transient (retried by the client) or final."""
+        if isinstance(exc, openai.APITimeoutError):
+            return TransientBackendError(f"timeout talking to {self.base_url}")
+        if isinstance(exc, openai.APIConnectionError):
+            return TransientBackendError(
                 f"connection to {self.base_url} failed ({_root_cause(exc)})"
-            ) from exc
-        except openai.RateLimitError as exc:
-            raise TransientBackendError("HTTP 429 rate limited", _retry_after(exc)) from exc
-        except openai.InternalServerError as exc:
-            raise TransientBackendError(f"HTTP {exc.status_code} server error") from exc
-        except openai.BadRequestError:
-            raise
-        except openai.APIStatusError as exc:
+            )
+        if isinstance(exc, openai.RateLimitError):
+            return TransientBackendError("HTTP 429 rate limited", _retry_after(exc))
+        if isinstance(exc, openai.APIStatusError):
             if exc.status_code in (408, 409, 425) or exc.status_code >= 500:
-                raise TransientBackendError(f"HTTP {exc.status_code}") from exc
-            raise self._final(exc) from exc
-        except (openai.APIResponseValidationError, json.JSONDecodeError) as exc:
-            raise TransientBackendError(f"malformed response body ({exc})") from exc
+                return TransientBackendError(f"HTTP {exc.status_code} server error")
+            return self._final(exc)
+        if isinstance(exc, openai.APIResponseValidationError):
+            return TransientBackendError(f"malformed response body ({exc})")
+        return LLMRequestError(str(exc), backend=self.name, model=self.model_id)
 
     def _final(self, exc: openai.APIStatusError) -> LLMRequestError:
         hints = {

@@ -1,0 +1,79 @@
+"""Real weights through the real llama.cpp runtime."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from freshwiki.config import load_settings
+from freshwiki.llm import LLMRequestError, Message, ModelError, open_llm
+
+pytestmark = pytest.mark.e2e
+
+
+async def test_smollm2_answers_through_local_backend(smollm2_path: Path) -> None:
+    llm = open_llm("local:smollm2-135m")
+    result = await llm.chat(
+        [Message.user("What is the capital of France? Answer in one sentence.")], max_tokens=40
+    )
+    assert "paris" in result.text.lower()
+    assert result.backend == "local" and result.model.startswith("smollm2-135m@b179c952")
+    assert result.usage.prompt_tokens > 10 and 0 < result.usage.completion_tokens <= 40
+    assert not result.cache_hit
+    again = await llm.chat(
+        [Message.user("What is the capital of France? Answer in one sentence.")], max_tokens=40
+    )
+    assert again.cache_hit and again.text == result.text
+
+
+async def test_smollm2_streams_tokens(smollm2_path: Path) -> None:
+    llm = open_llm("local:smollm2-135m", cache=False)
+    chat = llm.stream([Message.user("Count from one to five in words.")], max_tokens=30)
+    deltas = [d async for d in chat]
+    assert len(deltas) > 3  # token by token, not one blob
+    assert chat.result is not None and chat.result.text == "".join(deltas)
+    assert chat.result.usage.completion_tokens == len(deltas)
+
+
+async def test_local_path_spec_and_context_overflow_is_typed(smollm2_path: Path) -> None:
+    settings = load_settings({"n_ctx": 256}).settings
+    llm = open_llm(f"local:{smollm2_path}", settings=settings, cache=False)
+    with pytest.raises(LLMRequestError, match="N_CTX"):
+        await llm.chat([Message.user("word " * 600)], max_tokens=8)
+
+
+async def test_qwen_json_schema_call_returns_parsed_object(qwen15_path: Path) -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "country": {"type": "string"},
+            "capital": {"type": "string"},
+            "population_millions": {"type": "number"},
+        },
+        "required": ["country", "capital", "population_millions"],
+        "additionalProperties": False,
+    }
+    llm = open_llm("local:qwen2.5-coder-1.5b", cache=False)
+    result = await llm.chat(
+        [
+            Message.system("You extract facts as JSON."),
+            Message.user("France's capital is Paris; France has about 68 million people."),
+        ],
+        json_schema=schema,
+        max_tokens=200,
+    )
+    assert isinstance(result.parsed, dict)
+    assert set(result.parsed) == {"country", "capital", "population_millions"}
+    assert result.parsed["capital"].lower() == "paris"
+    assert 60 <= result.parsed["population_millions"] <= 70
+    assert not result.repaired  # grammar-constrained: valid on the first try
+
+
+async def test_damaged_gguf_is_refused_not_crashed(tmp_path: Path, smollm2_path: Path) -> None:
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(smollm2_path.read_bytes()[:4096])  # real header, truncated body
+    llm = open_llm(f"local:{broken}", cache=False)
+    with pytest.raises(ModelError) as info:
+        await llm.chat([Message.user("hi")], max_tokens=4)
+    assert str(broken) in info.value.message and "re-install" in (info.value.hint or "")
