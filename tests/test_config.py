@@ -81,5 +81,5 @@ def test_missing_explicit_config_file(tmp_path: Path) -> None:
 def test_broken_toml_names_the_file(tmp_path: Path) -> None:
     toml = tmp_path / "broken.toml"
     toml.write_text("model = \n")
-    with pytest.raises(ConfigError, match="broken.toml"):
+    with pytest.raises(ConfigError, match=r"broken\.toml"):
         load_settings(config_file=toml, environ={})

@@ -12,7 +12,9 @@ def test_templates_ship_with_the_package() -> None:
 
 
 def test_render_fills_variables() -> None:
-    text = render_prompt("llm/prompts/json_repair.j2", error="not JSON", schema='{"type": "object"}')
+    text = render_prompt(
+        "llm/prompts/json_repair.j2", error="not JSON", schema='{"type": "object"}'
+    )
     assert "not JSON" in text and '{"type": "object"}' in text
 
 

@@ -75,7 +75,8 @@ async def test_cache_key_covers_messages_and_parameters(tmp_path: Path) -> None:
     await llm.chat([Message.user("What is the capital of Spain?")])
     assert len(backend.requests) == 4
     # A different model identity never serves another model's answer.
-    other = LLM(ScriptedBackend(["z"], model_id="other"), cache=ResponseCache(tmp_path / "cache.sqlite"))
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    other = LLM(ScriptedBackend(["z"], model_id="other"), cache=cache)
     assert (await other.chat(Q)).text == "z"
 
 
@@ -146,7 +147,9 @@ async def test_json_in_code_fence_is_accepted_without_repair(tmp_path: Path) -> 
 
 
 async def test_invalid_json_gets_one_repair_attempt(tmp_path: Path) -> None:
-    llm, backend = make(tmp_path, ["Sure! The city is Paris.", '{"city": "Paris", "confidence": 1}'])
+    llm, backend = make(
+        tmp_path, ["Sure! The city is Paris.", '{"city": "Paris", "confidence": 1}']
+    )
     result = await llm.chat(Q, json_schema=SCHEMA)
     assert result.parsed == {"city": "Paris", "confidence": 1}
     assert result.repaired and len(backend.requests) == 2
@@ -238,7 +241,7 @@ async def test_stream_yields_deltas_then_result_and_caches(tmp_path: Path) -> No
 
 
 async def test_stream_retries_failure_before_first_token(tmp_path: Path) -> None:
-    llm, backend = make(tmp_path, [ScriptedFailure("server_error"), "ok then"])
+    llm, _ = make(tmp_path, [ScriptedFailure("server_error"), "ok then"])
     chat = llm.stream(Q)
     assert "".join([d async for d in chat]) == "ok then"
     assert chat.result is not None and chat.result.attempts == 2
@@ -256,5 +259,5 @@ def test_script_file_loads_and_reports_bad_lines(tmp_path: Path) -> None:
     assert ScriptedBackend.from_file(good).remaining == 2
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"text": "ok"}\n{"nope": 1}\n')
-    with pytest.raises(LLMRequestError, match="bad.jsonl:2"):
+    with pytest.raises(LLMRequestError, match=r"bad\.jsonl:2"):
         ScriptedBackend.from_file(bad)

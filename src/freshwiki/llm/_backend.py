@@ -10,8 +10,10 @@ from freshwiki.llm._types import Completion, GenerationParams, Message
 
 @runtime_checkable
 class Backend(Protocol):
-    """A source of completions. The :class:`~freshwiki.llm.LLM` client adds caching,
-    concurrency limits, retries, JSON handling, refusal detection and logging on top.
+    """A source of completions.
+
+    The :class:`~freshwiki.llm.LLM` client adds caching, concurrency limits, retries, JSON
+    handling, refusal detection and logging on top.
 
     Backends raise :class:`~freshwiki.llm._errors.TransientBackendError` for failures worth
     retrying and any :class:`~freshwiki.llm._errors.LLMError` for failures that are not.

@@ -97,7 +97,8 @@ class CallLog:
 
         Token totals count only calls that reached the model (cache hits cost nothing).
         """
-        where, args = ["1=1"], []
+        where: list[str] = ["1=1"]
+        args: list[str | float] = []
         if tag is not None:
             where.append("tag = ?")
             args.append(tag)
@@ -109,7 +110,8 @@ class CallLog:
             " SUM(CASE WHEN cache_hit = 0 THEN prompt_tokens ELSE 0 END),"
             " SUM(CASE WHEN cache_hit = 0 THEN completion_tokens ELSE 0 END),"
             " AVG(latency_s), SUM(latency_s)"
-            f" FROM calls WHERE {' AND '.join(where)} GROUP BY backend, model ORDER BY backend, model"
+            f" FROM calls WHERE {' AND '.join(where)}"
+            " GROUP BY backend, model ORDER BY backend, model"
         )
         with self._lock:
             rows = self._conn.execute(query, args).fetchall()

@@ -145,9 +145,10 @@ class LLM:
         repaired = False
         usage = completion.usage
         if json_schema is not None:
-            parsed, completion, repaired, extra_attempts, repair_usage = await self._parse_or_repair(
+            outcome = await self._parse_or_repair(
                 list(messages), params, completion, use_cache, tag
             )
+            parsed, completion, repaired, extra_attempts, repair_usage = outcome
             attempts += extra_attempts
             hit = hit and not repaired
             usage = _add_usage(usage, repair_usage)
@@ -219,7 +220,8 @@ class LLM:
         try:
             completion = await self._with_retries(attempt)
         except LLMError as exc:
-            self._log(Usage(), time.perf_counter() - started, False, attempts, type(exc).__name__, tag)
+            elapsed = time.perf_counter() - started
+            self._log(Usage(), elapsed, False, attempts, type(exc).__name__, tag)
             raise
         self._log(completion.usage, time.perf_counter() - started, False, attempts, None, tag)
         if use_cache and self.cache is not None:

@@ -44,7 +44,9 @@ def parse_json_output(text: str, schema: dict[str, Any] | None) -> Any:
             jsonschema.validate(value, schema)
         except jsonschema.ValidationError as exc:
             where = "/".join(str(p) for p in exc.absolute_path) or "(root)"
-            raise JSONOutputInvalid(f"JSON does not fit the schema at {where}: {exc.message}") from exc
+            raise JSONOutputInvalid(
+                f"JSON does not fit the schema at {where}: {exc.message}"
+            ) from exc
         except jsonschema.SchemaError as exc:  # a caller bug, not a model bug
             raise ValueError(f"invalid JSON Schema given to the LLM call: {exc.message}") from exc
     return value

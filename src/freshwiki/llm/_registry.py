@@ -68,7 +68,7 @@ def _openai(rest: str, settings: Settings) -> Backend:
 
 
 def _openai_compatible(rest: str, settings: Settings) -> Backend:
-    model, url = _split_url(rest)
+    _, url = _split_url(rest)
     if not (url or settings.openai_base_url):
         raise ConfigError(
             f"openai-compatible:{rest} has no server URL",

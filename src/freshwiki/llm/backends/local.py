@@ -73,7 +73,7 @@ def load_llama(path: Path, n_ctx: int, n_threads: int) -> tuple[Any, threading.L
                 hint="the file may be truncated or not a supported GGUF; re-install it "
                 "(`freshwiki models install NAME --force`).",
             ) from exc
-        llama.set_cache(llama_cpp.LlamaRAMCache(capacity_bytes=PROMPT_CACHE_BYTES))
+        llama.set_cache(llama_cpp.llama_cache.LlamaRAMCache(capacity_bytes=PROMPT_CACHE_BYTES))
         entry = (llama, threading.Lock())
         _LOADED[key] = entry
         return entry

@@ -150,8 +150,11 @@ class OpenAICompatibleBackend:
         yield Completion(text="".join(parts), finish_reason=finish, usage=usage, model=model)
 
     def _rejects_json_schema(self, exc: openai.APIStatusError) -> bool:
-        """Whether the server refused the ``json_schema`` response format (any status code:
-        llama-cpp-python's server answers its own validation error with HTTP 500)."""
+        """Whether the server refused the ``json_schema`` response format.
+
+        Any status code counts: llama-cpp-python's server answers its own validation error
+        with HTTP 500.
+        """
         if self._json_mode != "json_schema" or exc.status_code == 429:
             return False
         text = f"{exc.message} {exc.body}"

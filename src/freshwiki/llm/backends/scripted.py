@@ -31,8 +31,11 @@ _TRANSIENT = {
 
 @dataclass(frozen=True)
 class ScriptedFailure:
-    """A scripted failure: one of ``timeout``, ``rate_limit``, ``server_error``,
-    ``connection`` (all retried) or ``bad_request`` (not retried)."""
+    """A scripted failure.
+
+    One of ``timeout``, ``rate_limit``, ``server_error``, ``connection`` (all retried) or
+    ``bad_request`` (not retried).
+    """
 
     kind: str
 

@@ -1,0 +1,33 @@
+# The two commands of the README: `make run` and `make test`. Both set up .venv when needed.
+VENV   := .venv
+STAMP  := $(VENV)/.freshwiki-installed
+Q      ?= What is Wikipedia, and why can an answer drawn from it be out of date?
+
+.PHONY: run test lint setup lock bench
+
+$(STAMP): pyproject.toml constraints.txt scripts/bootstrap.sh
+	bash scripts/bootstrap.sh
+
+setup: $(STAMP)
+
+## The main job on the embedded default: answer a question with the default local model.
+run: $(STAMP)
+	$(VENV)/bin/freshwiki ask "$(Q)"
+
+## Lint, type-check and the whole test suite (what CI runs).
+test: $(STAMP) lint
+	$(VENV)/bin/python -m pytest
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/mypy
+
+bench: $(STAMP)
+	$(VENV)/bin/python benchmarks/llm_backends.py
+
+## Re-pin every package after changing dependencies in pyproject.toml.
+lock: $(STAMP)
+	{ echo "# Pinned versions of every package in the project venv (a lock): scripts/bootstrap.sh installs"; \
+	  echo "# with -c constraints.txt. Regenerate with: make lock"; \
+	  $(VENV)/bin/pip freeze --exclude-editable | sed 's/+cpu$$//'; \
+	  echo "pip==$$($(VENV)/bin/pip --version | cut -d' ' -f2)"; } > constraints.txt
