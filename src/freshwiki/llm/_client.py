@@ -148,9 +148,9 @@ class LLM:
             outcome = await self._parse_or_repair(
                 list(messages), params, completion, use_cache, tag
             )
-            parsed, completion, repaired, extra_attempts, repair_usage = outcome
+            parsed, completion, repaired, extra_attempts, repair_usage, repair_hit = outcome
             attempts += extra_attempts
-            hit = hit and not repaired
+            hit = hit and (not repaired or repair_hit)
             usage = _add_usage(usage, repair_usage)
         return LLMResult(
             text=completion.text,
@@ -268,7 +268,7 @@ class LLM:
         completion: Completion,
         use_cache: bool,
         tag: str | None,
-    ) -> tuple[Any, Completion, bool, int, Usage]:
+    ) -> tuple[Any, Completion, bool, int, Usage, bool]:
         """Parse JSON output; on failure make exactly one repair call, then give up typed."""
         schema = params.json_schema
         if completion.refusal is not None:
@@ -278,7 +278,8 @@ class LLM:
                 model=self.backend.model_id,
             )
         try:
-            return parse_json_output(completion.text, schema), completion, False, 0, Usage()
+            parsed = parse_json_output(completion.text, schema)
+            return parsed, completion, False, 0, Usage(), False
         except JSONOutputInvalid as first_error:
             repair_messages = [
                 *messages,
@@ -291,7 +292,7 @@ class LLM:
                     )
                 ),
             ]
-            repaired, _, attempts = await self._complete(
+            repaired, repair_hit, attempts = await self._complete(
                 repair_messages, params, use_cache, f"{tag}:json-repair" if tag else "json-repair"
             )
             try:
@@ -309,7 +310,7 @@ class LLM:
                         else "simplify the schema or use a stronger model."
                     ),
                 ) from second_error
-            return parsed, repaired, True, attempts, repaired.usage
+            return parsed, repaired, True, attempts, repaired.usage, repair_hit
 
     def _log(
         self,
@@ -380,29 +381,42 @@ class ChatStream:
 
         attempts = 0
         final: Completion | None = None
-        async with llm._semaphore:
-            while final is None:
-                attempts += 1
-                produced = False
-                try:
+        policy = llm.retry
+        deadline = started + policy.timeout_s if backend.retries_bounded_by_timeout else None
+        while final is None:
+            attempts += 1
+            produced = False
+            try:
+                # The slot is held while generating, not while backing off between attempts.
+                async with llm._semaphore:
                     async for item in backend.stream(self._messages, self._params):
                         if isinstance(item, Completion):
                             final = item
                         elif item:
                             produced = True
                             yield item
-                except TransientBackendError as exc:
-                    if produced or attempts > llm.retry.max_retries:
-                        err = llm._unavailable(exc.cause, attempts, "stream interrupted"
-                                               if produced else "retries exhausted")
-                        llm._log(Usage(), time.perf_counter() - started, False, attempts,
-                                 type(err).__name__, self._tag)
-                        raise err from exc
-                    await asyncio.sleep(llm.retry.delay(attempts, exc.retry_after, llm._rng))
-                except LLMError as exc:
+            except TransientBackendError as exc:
+                why = None
+                sleep = policy.delay(attempts, exc.retry_after, llm._rng)
+                if produced:
+                    why = "stream interrupted"
+                elif attempts > policy.max_retries:
+                    why = "retries exhausted"
+                elif deadline is not None and time.perf_counter() + sleep >= deadline:
+                    why = f"{policy.timeout_s:g} s timeout reached"
+                if why is not None:
+                    err = llm._unavailable(exc.cause, attempts, why)
                     llm._log(Usage(), time.perf_counter() - started, False, attempts,
-                             type(exc).__name__, self._tag)
-                    raise
+                             type(err).__name__, self._tag)
+                    raise err from exc
+                await asyncio.sleep(sleep)
+            except LLMError as exc:
+                llm._log(Usage(), time.perf_counter() - started, False, attempts,
+                         type(exc).__name__, self._tag)
+                raise
+        if final is None:  # pragma: no cover - a backend broke its contract
+            raise LLMError("stream ended without a final completion",
+                           backend=backend.name, model=backend.model_id)
         llm._log(final.usage, time.perf_counter() - started, False, attempts, None, self._tag)
         if self._use_cache and llm.cache is not None:
             llm.cache.put(key, backend.name, request, final)

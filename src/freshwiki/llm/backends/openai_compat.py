@@ -12,6 +12,7 @@ request, switch to the latter for the rest of this backend's life.
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -83,11 +84,16 @@ class OpenAICompatibleBackend:
         except openai.APIStatusError as exc:
             if params.json_schema is None or not self._rejects_json_schema(exc):
                 raise self._map(exc) from exc
-            # A server with the older JSON dialect (llama-cpp-python): switch for good.
+            # Perhaps a server with the older JSON dialect (llama-cpp-python): try it, and
+            # keep it only if the server accepts it.
+            fallback = self._request(messages, params, stream=False)
+            fallback["response_format"] = {"type": "json_object", "schema": params.json_schema}
+            response = await self._create(fallback)
             self._json_mode = "json_object"
-            response = await self._create(self._request(messages, params, stream=False))
         except openai.OpenAIError as exc:
             raise self._map(exc) from exc
+        except json.JSONDecodeError as exc:  # a 200 labelled JSON whose body is not JSON
+            raise TransientBackendError(f"malformed response body ({exc})") from exc
         if not getattr(response, "choices", None):
             raise TransientBackendError("malformed response: no choices in the body")
         choice = response.choices[0]
@@ -120,6 +126,8 @@ class OpenAICompatibleBackend:
             chunks = await self._create(body)
         except openai.OpenAIError as exc:
             raise self._map(exc) from exc
+        except json.JSONDecodeError as exc:
+            raise TransientBackendError(f"malformed response body ({exc})") from exc
         parts: list[str] = []
         finish = "stop"
         usage = Usage()
@@ -145,6 +153,10 @@ class OpenAICompatibleBackend:
                     finish = choice.finish_reason
         except (openai.APIConnectionError, openai.APITimeoutError) as exc:
             raise TransientBackendError(f"stream dropped: {exc}") from exc
+        except openai.APIError as exc:  # an {"error": ...} event inside the stream
+            raise TransientBackendError(f"server error mid-stream: {exc.message}") from exc
+        except json.JSONDecodeError as exc:  # a garbled data: line
+            raise TransientBackendError(f"malformed stream chunk ({exc})") from exc
         if usage.completion_tokens == 0:
             usage = Usage(prompt_tokens=usage.prompt_tokens, completion_tokens=n_chunks)
         yield Completion(text="".join(parts), finish_reason=finish, usage=usage, model=model)
@@ -165,6 +177,8 @@ class OpenAICompatibleBackend:
             return await self._client.chat.completions.create(**body)
         except openai.OpenAIError as exc:
             raise self._map(exc) from exc
+        except json.JSONDecodeError as exc:
+            raise TransientBackendError(f"malformed response body ({exc})") from exc
 
     def _map(self, exc: openai.OpenAIError) -> Exception:
         """Sort an SDK error into transient (retried by the client) or final."""
