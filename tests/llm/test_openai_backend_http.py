@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import openai
 import pytest
 import uvicorn
 from fastapi import FastAPI, Request
