@@ -57,6 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from freshwiki.config import Settings, load_settings
+from freshwiki.errors import FreshwikiError
 from freshwiki.llm import LLM, LLMResult, Message, models, open_llm
 
 ROOT = Path(__file__).resolve().parent
@@ -86,7 +87,7 @@ class Plan:
 
 
 FULL = Plan(pp_reps=3, gen_reps=2, prefix_reps=3, hit_reps=3, server_rounds=3)
-QUICK = Plan(pp_reps=2, gen_reps=1, prefix_reps=2, hit_reps=2, server_rounds=1)
+QUICK = Plan(pp_reps=2, gen_reps=1, prefix_reps=2, hit_reps=2, server_rounds=2)
 
 
 # -- helpers ----------------------------------------------------------------------------------
@@ -161,7 +162,7 @@ class Corpus:
         parts: list[str] = []
         total = 0
         while total < n_chars:
-            (_, _, lead), = self.take(1)
+            ((_, _, lead),) = self.take(1)
             parts.append(lead)
             total += len(lead) + 2
         return "\n\n".join(parts)[:n_chars]
@@ -176,7 +177,7 @@ class Corpus:
         )
         body = header
         while len(body) < n_chars:
-            (title, snippet, _), = self.take(1)
+            ((title, snippet, _),) = self.take(1)
             body += f"Q: What is {title}?\nA: {snippet}\n\n"
         return body.rstrip()
 
@@ -212,8 +213,10 @@ async def bench_prompt_processing(
         rec["chars"] = sum(len(m.content) for m in messages)
         rec["prompt_tok_s"] = round(ratio(result.usage.prompt_tokens, result.latency_s), 1)
         calls.append(rec)
-        log(f"prompt processing {i + 1}/{reps}: {rec['prompt_tokens']} tok in "
-            f"{rec['latency_s']:.2f} s -> {rec['prompt_tok_s']:.0f} tok/s")
+        log(
+            f"prompt processing {i + 1}/{reps}: {rec['prompt_tokens']} tok in "
+            f"{rec['latency_s']:.2f} s -> {rec['prompt_tok_s']:.0f} tok/s"
+        )
     total_tokens = sum(c["prompt_tokens"] for c in calls)
     total_chars = sum(c["chars"] for c in calls)
     return {
@@ -229,7 +232,7 @@ async def bench_generation(
 ) -> dict[str, Any]:
     calls = []
     for i in range(reps):
-        (title, _, _), = corpus.take(1)
+        ((title, _, _),) = corpus.take(1)
         messages = [
             Message.system(f"Session {nonce()}. You are a helpful writer."),
             Message.user(f"Write a long, detailed essay about {title}."),
@@ -242,9 +245,11 @@ async def bench_generation(
         rec["gen_tok_s_raw"] = round(ratio(result.usage.completion_tokens, result.latency_s), 2)
         rec["gen_tok_s"] = round(ratio(result.usage.completion_tokens, gen_time), 2)
         calls.append(rec)
-        log(f"generation {i + 1}/{reps}: {rec['completion_tokens']} tok in "
+        log(
+            f"generation {i + 1}/{reps}: {rec['completion_tokens']} tok in "
             f"{rec['latency_s']:.2f} s -> {rec['gen_tok_s']:.1f} tok/s "
-            f"(raw {rec['gen_tok_s_raw']:.1f})")
+            f"(raw {rec['gen_tok_s_raw']:.1f})"
+        )
     return {
         "calls": calls,
         "gen_tok_s": round(median([c["gen_tok_s"] for c in calls]), 2),
@@ -277,16 +282,16 @@ async def bench_prefix_reuse(
             "second": call_record(second),
             "after_unrelated": call_record(interleaved),
             "ratio_first_second": round(ratio(first.latency_s, second.latency_s), 2),
-            "ratio_first_after_unrelated": round(
-                ratio(first.latency_s, interleaved.latency_s), 2
-            ),
+            "ratio_first_after_unrelated": round(ratio(first.latency_s, interleaved.latency_s), 2),
         }
         rounds.append(rec)
         cpt = ratio(len(prefix), first.usage.prompt_tokens)
-        log(f"prefix reuse {i + 1}/{reps}: {first.usage.prompt_tokens} tok prompt; "
+        log(
+            f"prefix reuse {i + 1}/{reps}: {first.usage.prompt_tokens} tok prompt; "
             f"cold {first.latency_s:.2f} s, warm {second.latency_s:.2f} s "
             f"({rec['ratio_first_second']:.1f}x), after unrelated "
-            f"{interleaved.latency_s:.2f} s ({rec['ratio_first_after_unrelated']:.1f}x)")
+            f"{interleaved.latency_s:.2f} s ({rec['ratio_first_after_unrelated']:.1f}x)"
+        )
     return {
         "rounds": rounds,
         "prompt_tokens_median": median([r["first"]["prompt_tokens"] for r in rounds]),
@@ -323,8 +328,10 @@ async def bench_cache_hit(spec: str, settings: Settings, reps: int) -> dict[str,
         "same_text": all(h.text == miss.text for h in hits),
         "speedup": round(ratio(miss.latency_s * 1000, median(hit_ms)), 1),
     }
-    log(f"cache: miss {miss.latency_s * 1000:.0f} ms, hit {out['hit_ms_median']:.2f} ms "
-        f"(cache_hit={out['all_cache_hit']})")
+    log(
+        f"cache: miss {miss.latency_s * 1000:.0f} ms, hit {out['hit_ms_median']:.2f} ms "
+        f"(cache_hit={out['all_cache_hit']})"
+    )
     return out
 
 
@@ -390,9 +397,7 @@ async def run_batch(llm: LLM, concurrent: bool) -> dict[str, Any]:
     batch = [server_messages(i) for i in range(SERVER_REQUESTS)]
     started = time.perf_counter()
     if concurrent:
-        results = await asyncio.gather(
-            *(chat(llm, m, max_tokens=SERVER_MAX_TOKENS) for m in batch)
-        )
+        results = await asyncio.gather(*(chat(llm, m, max_tokens=SERVER_MAX_TOKENS) for m in batch))
     else:
         results = [await chat(llm, m, max_tokens=SERVER_MAX_TOKENS) for m in batch]
     wall = time.perf_counter() - started
@@ -407,10 +412,21 @@ async def run_batch(llm: LLM, concurrent: bool) -> dict[str, Any]:
     }
 
 
-def median_batch(batches: list[dict[str, Any]]) -> dict[str, Any]:
-    """The batch with the median throughput (the only one when there is one round)."""
-    ordered = sorted(batches, key=lambda b: b["requests_per_s"])
-    return dict(ordered[(len(ordered) - 1) // 2])
+def pooled(batches: list[dict[str, Any]]) -> dict[str, Any]:
+    """Throughput over all rounds together: total requests and tokens over total wall time."""
+    wall = sum(b["wall_s"] for b in batches)
+    requests = sum(b["requests"] for b in batches)
+    tokens = sum(b["completion_tokens"] for b in batches)
+    return {
+        "requests": requests,
+        "wall_s": round(wall, 3),
+        "completion_tokens": tokens,
+        "requests_per_s": round(ratio(requests, wall), 3),
+        "completion_tok_s": round(ratio(tokens, wall), 2),
+        "median_request_latency_s": round(
+            median([b["median_request_latency_s"] for b in batches]), 3
+        ),
+    }
 
 
 async def bench_server(settings: Settings, workdir: Path, rounds: int) -> dict[str, Any]:
@@ -419,11 +435,23 @@ async def bench_server(settings: Settings, workdir: Path, rounds: int) -> dict[s
     port = free_port()
     threads = os.cpu_count() or 1
     cmd = [
-        sys.executable, "-m", "llama_cpp.server", "--model", str(model_file),
-        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048",
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(model_file),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        "2048",
         # The server defaults to cpu_count // 2 generation threads; use every core, like
         # the in-process backend does (n_threads=0), so the two are comparable.
-        "--n_threads", str(threads), "--n_threads_batch", str(threads),
+        "--n_threads",
+        str(threads),
+        "--n_threads_batch",
+        str(threads),
     ]
     out: dict[str, Any] = {
         "command": " ".join(cmd),
@@ -446,18 +474,26 @@ async def bench_server(settings: Settings, workdir: Path, rounds: int) -> dict[s
             out["spec"] = spec
             llm = open_llm(spec, settings=settings, cache=False)
             try:
-                await chat(llm, server_messages(-1), max_tokens=4)  # warm-up
+                # Warm-up, unmeasured: the server's first requests fault in its own mmap of
+                # the weights and are slower than the rest.
+                for i in range(3):
+                    await chat(llm, server_messages(-1 - i), max_tokens=SERVER_MAX_TOKENS)
                 seq_runs, con_runs = [], []
                 for i in range(rounds):
-                    seq_runs.append(await run_batch(llm, concurrent=False))
-                    con_runs.append(await run_batch(llm, concurrent=True))
-                    log(f"round {i + 1}/{rounds}: sequential {seq_runs[-1]['wall_s']:.2f} s "
+                    # Alternate which mode goes first so a drift in machine load (2 shared
+                    # cores) does not always land on the same side.
+                    for concurrent in (False, True) if i % 2 == 0 else (True, False):
+                        batch = await run_batch(llm, concurrent=concurrent)
+                        (con_runs if concurrent else seq_runs).append(batch)
+                    log(
+                        f"round {i + 1}/{rounds}: sequential {seq_runs[-1]['wall_s']:.2f} s "
                         f"({seq_runs[-1]['requests_per_s']:.2f} req/s), concurrent "
                         f"{con_runs[-1]['wall_s']:.2f} s ({con_runs[-1]['requests_per_s']:.2f} "
-                        "req/s)")
+                        "req/s)"
+                    )
                 out["rounds"] = {"sequential": seq_runs, "concurrent": con_runs}
-                out["sequential"] = median_batch(seq_runs)
-                out["concurrent"] = median_batch(con_runs)
+                out["sequential"] = pooled(seq_runs)
+                out["concurrent"] = pooled(con_runs)
             finally:
                 await llm.aclose()
             out["ratio_requests_per_s"] = round(
@@ -465,9 +501,7 @@ async def bench_server(settings: Settings, workdir: Path, rounds: int) -> dict[s
                 2,
             )
             out["ratio_completion_tok_s"] = round(
-                ratio(
-                    out["concurrent"]["completion_tok_s"], out["sequential"]["completion_tok_s"]
-                ),
+                ratio(out["concurrent"]["completion_tok_s"], out["sequential"]["completion_tok_s"]),
                 2,
             )
         except Exception as exc:  # report, do not crash the whole benchmark
@@ -509,65 +543,110 @@ def print_table(results: dict[str, Any]) -> None:
         rows.append((label, cells))
 
     row("load + first call (s)", lambda r: f"{r['load_and_first_call_s']:.2f}")
-    row("prompt tokens (pp test)",
-        lambda r: f"{r['prompt_processing']['prompt_tokens_median']:.0f}")
+    row(
+        "prompt tokens (pp test)", lambda r: f"{r['prompt_processing']['prompt_tokens_median']:.0f}"
+    )
     row("prompt processing tok/s", lambda r: f"{r['prompt_processing']['prompt_tok_s']:.0f}")
-    row("generation tok/s (prompt time removed)",
-        lambda r: f"{r['generation']['gen_tok_s']:.1f}")
-    row("generation tok/s (raw: tokens/latency)",
-        lambda r: f"{r['generation']['gen_tok_s_raw']:.1f}")
-    row("generated tokens (median)",
-        lambda r: f"{median([c['completion_tokens'] for c in r['generation']['calls']]):.0f}")
+    row("generation tok/s (prompt time removed)", lambda r: f"{r['generation']['gen_tok_s']:.1f}")
+    row(
+        "generation tok/s (raw: tokens/latency)",
+        lambda r: f"{r['generation']['gen_tok_s_raw']:.1f}",
+    )
+    row(
+        "generated tokens (median)",
+        lambda r: f"{median([c['completion_tokens'] for c in r['generation']['calls']]):.0f}",
+    )
     row("prefix prompt tokens", lambda r: f"{r['prefix_reuse']['prompt_tokens_median']:.0f}")
     row("prefix cold call 1 (s)", lambda r: f"{r['prefix_reuse']['first_s_median']:.2f}")
     row("prefix warm call 2 (s)", lambda r: f"{r['prefix_reuse']['second_s_median']:.2f}")
-    row("prefix ratio cold/warm (median)", lambda r: fmt_x(
-        r["prefix_reuse"]["ratio_median"], r["prefix_reuse"]["first_s_median"],
-        r["prefix_reuse"]["second_s_median"]))
-    row("  per round", lambda r: ", ".join(
-        f"{x['ratio_first_second']:.1f}x" for x in r["prefix_reuse"]["rounds"]))
-    row("prefix after unrelated call (s)",
-        lambda r: f"{r['prefix_reuse']['after_unrelated_s_median']:.2f}")
-    row("prefix ratio cold/after-unrelated", lambda r: fmt_x(
-        r["prefix_reuse"]["ratio_after_unrelated_median"], r["prefix_reuse"]["first_s_median"],
-        r["prefix_reuse"]["after_unrelated_s_median"]))
+    row(
+        "prefix ratio cold/warm (median)",
+        lambda r: fmt_x(
+            r["prefix_reuse"]["ratio_median"],
+            r["prefix_reuse"]["first_s_median"],
+            r["prefix_reuse"]["second_s_median"],
+        ),
+    )
+    row(
+        "  per round",
+        lambda r: ", ".join(f"{x['ratio_first_second']:.1f}x" for x in r["prefix_reuse"]["rounds"]),
+    )
+    row(
+        "prefix after unrelated call (s)",
+        lambda r: f"{r['prefix_reuse']['after_unrelated_s_median']:.2f}",
+    )
+    row(
+        "prefix ratio cold/after-unrelated",
+        lambda r: fmt_x(
+            r["prefix_reuse"]["ratio_after_unrelated_median"],
+            r["prefix_reuse"]["first_s_median"],
+            r["prefix_reuse"]["after_unrelated_s_median"],
+        ),
+    )
     row("cache miss (ms)", lambda r: f"{r['cache']['miss']['latency_s'] * 1000:.0f}")
     row("cache hit (ms, median)", lambda r: f"{r['cache']['hit_ms_median']:.2f}")
-    row("cache hit flagged / same text",
-        lambda r: f"{r['cache']['all_cache_hit']} / {r['cache']['same_text']}")
-    row("cache speed-up miss/hit", lambda r: fmt_x(
-        r["cache"]["speedup"], r["cache"]["miss"]["latency_s"] * 1000,
-        r["cache"]["hit_ms_median"], unit="ms"))
-    row("RSS after model (MB) / peak",
-        lambda r: f"{r['memory_mb_after'].get('VmRSS', 0):.0f} / "
-        f"{r['memory_mb_after'].get('VmHWM', 0):.0f}")
+    row(
+        "cache hit flagged / same text",
+        lambda r: f"{r['cache']['all_cache_hit']} / {r['cache']['same_text']}",
+    )
+    row(
+        "cache speed-up miss/hit",
+        lambda r: fmt_x(
+            r["cache"]["speedup"],
+            r["cache"]["miss"]["latency_s"] * 1000,
+            r["cache"]["hit_ms_median"],
+            unit="ms",
+        ),
+    )
+    row(
+        "RSS after model (MB) / peak",
+        lambda r: (
+            f"{r['memory_mb_after'].get('VmRSS', 0):.0f} / "
+            f"{r['memory_mb_after'].get('VmHWM', 0):.0f}"
+        ),
+    )
 
     width = max(len(label) for label, _ in rows)
     col = max([len(n) for n in names] + [len(c) for _, cells in rows for c in cells]) + 2
     print("\n" + "=" * (width + 2 + col * len(names)))
-    print("local backends (in-process llama.cpp)".ljust(width + 2)
-          + "".join(n.rjust(col) for n in names))
+    print(
+        "local backends (in-process llama.cpp)".ljust(width + 2)
+        + "".join(n.rjust(col) for n in names)
+    )
     print("-" * (width + 2 + col * len(names)))
     for label, cells in rows:
         print(label.ljust(width + 2) + "".join(c.rjust(col) for c in cells))
 
     server = results.get("server")
     if server:
-        print("\nOpenAI-compatible server (llama_cpp.server, "
-              f"{SERVER_REQUESTS} requests x max_tokens={SERVER_MAX_TOKENS}, "
-              f"median of {len(server.get('rounds', {}).get('sequential', []))} round(s))")
+        print(
+            "\nOpenAI-compatible server (llama_cpp.server, "
+            f"{SERVER_REQUESTS} requests x max_tokens={SERVER_MAX_TOKENS}, "
+            f"pooled over {len(server.get('rounds', {}).get('sequential', []))} round(s))"
+        )
         if "error" in server:
             print(f"  failed: {server['error']}")
         else:
             seq, con = server["sequential"], server["concurrent"]
             print(f"  {'':12}{'wall s':>9}{'req/s':>9}{'compl tok/s':>13}{'med latency s':>15}")
             for label, r in (("sequential", seq), ("concurrent", con)):
-                print(f"  {label:12}{r['wall_s']:>9.2f}{r['requests_per_s']:>9.2f}"
-                      f"{r['completion_tok_s']:>13.1f}{r['median_request_latency_s']:>15.2f}")
-            print(f"  ratio concurrent/sequential: req/s "
-                  f"{server['ratio_requests_per_s']:.2f}x ({con['requests_per_s']:.2f} / "
-                  f"{seq['requests_per_s']:.2f}), tok/s {server['ratio_completion_tok_s']:.2f}x "
-                  f"({con['completion_tok_s']:.1f} / {seq['completion_tok_s']:.1f})")
+                print(
+                    f"  {label:12}{r['wall_s']:>9.2f}{r['requests_per_s']:>9.2f}"
+                    f"{r['completion_tok_s']:>13.1f}{r['median_request_latency_s']:>15.2f}"
+                )
+            print(
+                f"  ratio concurrent/sequential: req/s "
+                f"{server['ratio_requests_per_s']:.2f}x ({con['requests_per_s']:.2f} / "
+                f"{seq['requests_per_s']:.2f}), tok/s {server['ratio_completion_tok_s']:.2f}x "
+                f"({con['completion_tok_s']:.1f} / {seq['completion_tok_s']:.1f})"
+            )
+            per_round = ", ".join(
+                f"{ratio(c['requests_per_s'], q['requests_per_s']):.2f}x"
+                for q, c in zip(
+                    server["rounds"]["sequential"], server["rounds"]["concurrent"], strict=True
+                )
+            )
+            print(f"  per round req/s ratio: {per_round}")
             print(f"  note: {server['note']}")
     print(f"\nwall time {results['wall_time_s']:.0f} s; JSON: {results['results_path']}")
 
@@ -579,8 +658,11 @@ def ensure_installed(name: str, settings: Settings) -> None:
     models.get_card(name)  # unknown names fail here with the list of known ones
     state = models.status(name, settings.models_dir)
     if state != "installed":
-        print(f"note: model {name} is {state} in {settings.models_dir}; installing it now "
-              f"(same as `{models.install_command(name)}`)", flush=True)
+        print(
+            f"note: model {name} is {state} in {settings.models_dir}; installing it now "
+            f"(same as `{models.install_command(name)}`)",
+            flush=True,
+        )
         models.install(name, settings.models_dir)
 
 
@@ -658,7 +740,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     default = "smollm2-135m" if args.quick else DEFAULT_MODELS
     names = [n.strip() for n in (args.models or default).split(",") if n.strip()]
     plan = QUICK if args.quick else FULL
-    results = asyncio.run(run(names, plan, args.no_server))
+    try:
+        results = asyncio.run(run(names, plan, args.no_server))
+    except FreshwikiError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     args.output.parent.mkdir(parents=True, exist_ok=True)
     results["results_path"] = str(args.output)
     args.output.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")

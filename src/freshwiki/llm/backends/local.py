@@ -73,10 +73,28 @@ def load_llama(path: Path, n_ctx: int, n_threads: int) -> tuple[Any, threading.L
                 hint="the file may be truncated or not a supported GGUF; re-install it "
                 "(`freshwiki models install NAME --force`).",
             ) from exc
-        llama.set_cache(llama_cpp.llama_cache.LlamaRAMCache(capacity_bytes=PROMPT_CACHE_BYTES))
+        llama.set_cache(_compact_prompt_cache(llama_cpp, PROMPT_CACHE_BYTES))
         entry = (llama, threading.Lock())
         _LOADED[key] = entry
         return entry
+
+
+def _compact_prompt_cache(llama_cpp: Any, capacity_bytes: int) -> Any:
+    """A RAM prompt cache that does not hoard logits.
+
+    ``Llama.save_state`` copies the whole n_batch x n_vocab logits buffer into every saved
+    state (311 MB for Qwen2.5), and ``LlamaRAMCache`` does not count it against its capacity:
+    memory grew ~100-300 MB per call. With ``logits_all=False`` those logits are never read
+    back (``load_state`` marks the context for re-evaluation), so one row is kept; numpy
+    broadcasts it on load.
+    """
+
+    class CompactRAMCache(llama_cpp.llama_cache.LlamaRAMCache):  # type: ignore[misc]
+        def __setitem__(self, key: Any, value: Any) -> None:
+            value.scores = value.scores[-1:].copy()
+            super().__setitem__(key, value)
+
+    return CompactRAMCache(capacity_bytes=capacity_bytes)
 
 
 class LocalBackend:
