@@ -262,11 +262,12 @@ def llm_calls(
         return
     table = Table(title=f"LLM calls ({settings.call_log_path})")
     for col in ("backend", "model", "calls", "cache hits", "errors", "prompt tok",
-                "completion tok", "mean latency s"):
+                "prefix-reused tok", "completion tok", "mean latency s"):
         table.add_column(col)
     for r in rows:
         table.add_row(r.backend, r.model, str(r.calls), str(r.cache_hits), str(r.errors),
-                      str(r.prompt_tokens), str(r.completion_tokens), f"{r.mean_latency_s:.3f}")
+                      str(r.prompt_tokens), str(r.cached_prompt_tokens), str(r.completion_tokens),
+                      f"{r.mean_latency_s:.3f}")
     out.print(table)
 
 

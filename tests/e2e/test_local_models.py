@@ -102,3 +102,20 @@ async def test_prompt_cache_keeps_prefixes_without_hoarding_logits(smollm2_path:
                      cache=False)
     cold = await fresh.chat([Message.user("Variant 0: " + "a long prompt " * 120)], max_tokens=2)
     assert again.text == cold.text
+
+
+async def test_shared_prompt_prefix_is_reused_not_recomputed(smollm2_path: Path) -> None:
+    """Few-shot prompts repeat long prefixes: the second call evaluates only its new tail."""
+    llm = open_llm("local:smollm2-135m", cache=False)
+    prefix = Message.system("You answer questions about fruit. " + "Pears are pomes. " * 150)
+    first = await llm.chat([prefix, Message.user("What is a pear?")], max_tokens=4)
+    second = await llm.chat([prefix, Message.user("Is an apple a pome?")], max_tokens=4)
+    assert first.usage.prompt_tokens > 600
+    assert first.usage.cached_prompt_tokens < 50  # cold: at most the chat template's opening
+    reused = second.usage.cached_prompt_tokens
+    assert reused >= first.usage.prompt_tokens - 20  # all of the shared prefix
+    assert reused < second.usage.prompt_tokens  # but the new question was evaluated
+    # Interleaving an unrelated prompt does not lose the prefix (RAM prompt cache).
+    await llm.chat([Message.user("Unrelated: name a colour.")], max_tokens=4)
+    third = await llm.chat([prefix, Message.user("Where do pears grow?")], max_tokens=4)
+    assert third.usage.cached_prompt_tokens >= first.usage.prompt_tokens - 20

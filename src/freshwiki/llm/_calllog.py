@@ -21,6 +21,7 @@ CREATE TABLE IF NOT EXISTS calls (
     tag TEXT,
     prompt_tokens INTEGER NOT NULL,
     completion_tokens INTEGER NOT NULL,
+    cached_prompt_tokens INTEGER NOT NULL DEFAULT 0,
     latency_s REAL NOT NULL,
     cache_hit INTEGER NOT NULL,
     attempts INTEGER NOT NULL,
@@ -40,6 +41,7 @@ class CallRecord:
     latency_s: float
     cache_hit: bool
     attempts: int
+    cached_prompt_tokens: int = 0
     error: str | None = None
     tag: str | None = None
 
@@ -55,6 +57,7 @@ class CallSummary:
     errors: int
     prompt_tokens: int
     completion_tokens: int
+    cached_prompt_tokens: int
     mean_latency_s: float
     total_latency_s: float
 
@@ -76,7 +79,8 @@ class CallLog:
         with self._lock:
             self._conn.execute(
                 "INSERT INTO calls (ts, backend, model, tag, prompt_tokens, completion_tokens,"
-                " latency_s, cache_hit, attempts, error) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                " cached_prompt_tokens, latency_s, cache_hit, attempts, error)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     time.time(),
                     rec.backend,
@@ -84,6 +88,7 @@ class CallLog:
                     rec.tag,
                     rec.prompt_tokens,
                     rec.completion_tokens,
+                    rec.cached_prompt_tokens,
                     rec.latency_s,
                     int(rec.cache_hit),
                     rec.attempts,
@@ -109,6 +114,7 @@ class CallLog:
             "SELECT backend, model, COUNT(*), SUM(cache_hit), SUM(error IS NOT NULL),"
             " SUM(CASE WHEN cache_hit = 0 THEN prompt_tokens ELSE 0 END),"
             " SUM(CASE WHEN cache_hit = 0 THEN completion_tokens ELSE 0 END),"
+            " SUM(CASE WHEN cache_hit = 0 THEN cached_prompt_tokens ELSE 0 END),"
             " AVG(latency_s), SUM(latency_s)"
             f" FROM calls WHERE {' AND '.join(where)}"
             " GROUP BY backend, model ORDER BY backend, model"
@@ -116,8 +122,8 @@ class CallLog:
         with self._lock:
             rows = self._conn.execute(query, args).fetchall()
         return [
-            CallSummary(b, m, n, int(h), int(e), int(p), int(c), float(avg), float(tot))
-            for b, m, n, h, e, p, c, avg, tot in rows
+            CallSummary(b, m, n, int(h), int(e), int(p), int(c), int(k), float(avg), float(tot))
+            for b, m, n, h, e, p, c, k, avg, tot in rows
         ]
 
     def close(self) -> None:

@@ -329,6 +329,7 @@ class LLM:
                 model=self.backend.model_id,
                 prompt_tokens=usage.prompt_tokens,
                 completion_tokens=usage.completion_tokens,
+                cached_prompt_tokens=usage.cached_prompt_tokens,
                 latency_s=latency,
                 cache_hit=hit,
                 attempts=attempts,

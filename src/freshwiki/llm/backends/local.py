@@ -74,9 +74,33 @@ def load_llama(path: Path, n_ctx: int, n_threads: int) -> tuple[Any, threading.L
                 "(`freshwiki models install NAME --force`).",
             ) from exc
         llama.set_cache(_compact_prompt_cache(llama_cpp, PROMPT_CACHE_BYTES))
+        _count_evaluations(llama)
         entry = (llama, threading.Lock())
         _LOADED[key] = entry
         return entry
+
+
+def _count_evaluations(llama: Any) -> None:
+    """Record the size of every ``eval`` batch, to tell how much of a prompt was reused.
+
+    In one generation the first ``eval`` holds the prompt tokens not found in the KV cache;
+    the rest are sampled tokens. So ``prompt_tokens - first_batch`` is the reused prefix,
+    which makes prefix caching visible in usage and the call log rather than only in timings.
+    """
+    original = llama.eval
+    llama.freshwiki_eval_batches = []
+
+    def counting_eval(tokens: Any) -> Any:
+        llama.freshwiki_eval_batches.append(len(tokens))
+        return original(tokens)
+
+    llama.eval = counting_eval
+
+
+def _reused_prefix(llama: Any, prompt_tokens: int) -> int:
+    batches: list[int] = llama.freshwiki_eval_batches
+    evaluated = batches[0] if batches else 0
+    return max(prompt_tokens - evaluated, 0)
 
 
 def _compact_prompt_cache(llama_cpp: Any, capacity_bytes: int) -> Any:
@@ -128,6 +152,7 @@ class LocalBackend:
     def _generate(self, messages: Sequence[Message], params: GenerationParams) -> Completion:
         llama, lock = load_llama(self.path, self.n_ctx, self.n_threads)
         with lock:
+            llama.freshwiki_eval_batches = []
             try:
                 response = llama.create_chat_completion(**self._kwargs(messages, params))
             except ValueError as exc:  # e.g. prompt longer than the context window
@@ -137,14 +162,16 @@ class LocalBackend:
                     model=self.model_id,
                     hint=f"shorten the prompt or raise FRESHWIKI_N_CTX (now {self.n_ctx}).",
                 ) from exc
+            usage = response.get("usage") or {}
+            reused = _reused_prefix(llama, int(usage.get("prompt_tokens", 0)))
         choice = response["choices"][0]
-        usage = response.get("usage") or {}
         return Completion(
             text=choice["message"].get("content") or "",
             finish_reason=choice.get("finish_reason") or "stop",
             usage=Usage(
                 prompt_tokens=int(usage.get("prompt_tokens", 0)),
                 completion_tokens=int(usage.get("completion_tokens", 0)),
+                cached_prompt_tokens=reused,
             ),
             model=self.model_id,
         )
@@ -167,6 +194,7 @@ class LocalBackend:
                 parts: list[str] = []
                 finish = "stop"
                 with lock:
+                    llama.freshwiki_eval_batches = []
                     chunks = llama.create_chat_completion(
                         **self._kwargs(messages, params), stream=True
                     )
@@ -182,9 +210,12 @@ class LocalBackend:
                         if choice.get("finish_reason"):
                             finish = choice["finish_reason"]
                     n_generated = len(parts)
-                    n_context = int(llama.n_tokens)
+                    n_prompt = max(int(llama.n_tokens) - n_generated, 0)
+                    reused = _reused_prefix(llama, n_prompt)
                 usage = Usage(
-                    prompt_tokens=max(n_context - n_generated, 0), completion_tokens=n_generated
+                    prompt_tokens=n_prompt,
+                    completion_tokens=n_generated,
+                    cached_prompt_tokens=reused,
                 )
                 final = Completion("".join(parts), finish, usage, model=self.model_id)
                 loop.call_soon_threadsafe(queue.put_nowait, ("done", final))
