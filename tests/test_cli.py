@@ -40,6 +40,12 @@ def test_global_flags_override_environment(tmp_path: Path) -> None:
     assert data["home"] == {"value": str(tmp_path / "x"), "source": "command line"}
 
 
+def test_empty_question_is_a_usage_error() -> None:
+    result = runner.invoke(app, ["ask", "   "])
+    assert result.exit_code == 2
+    assert "question is empty" in result.output
+
+
 def test_models_list_shows_every_named_model(tmp_path: Path) -> None:
     result = runner.invoke(app, ["--models-dir", str(tmp_path), "models", "list", "--json"])
     assert result.exit_code == 0

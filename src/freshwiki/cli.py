@@ -102,6 +102,8 @@ def ask(
     from freshwiki.llm import open_llm
     from freshwiki.systems.vanilla import vanilla_messages
 
+    if not question.strip():
+        raise typer.BadParameter("the question is empty", param_hint="QUESTION")
     settings = _state.resolved(model=model).settings
     messages = vanilla_messages(question)
 
