@@ -261,3 +261,23 @@ def test_script_file_loads_and_reports_bad_lines(tmp_path: Path) -> None:
     bad.write_text('{"text": "ok"}\n{"nope": 1}\n')
     with pytest.raises(LLMRequestError, match=r"bad\.jsonl:2"):
         ScriptedBackend.from_file(bad)
+
+
+class _SlowBackoff(RetryPolicy):
+    """A policy whose every backoff is 1 s, so the deadline, not the retry count, decides."""
+
+    def delay(self, attempt: int, retry_after: float | None, rng: object) -> float:
+        return 1.0
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+async def test_backoff_never_sleeps_past_the_overall_timeout(streaming: bool) -> None:
+    backend = ScriptedBackend([ScriptedFailure("server_error")] * 20 + ["late"])
+    llm = LLM(backend, retry=_SlowBackoff(max_retries=20, timeout_s=0.3))
+    with pytest.raises(LLMUnavailableError) as info:
+        if streaming:
+            _ = [d async for d in llm.stream(Q)]
+        else:
+            await llm.chat(Q)
+    assert "timeout reached" in str(info.value)
+    assert len(backend.requests) == 1  # a 1 s sleep would overrun 0.3 s: give up at once
