@@ -148,10 +148,12 @@ class LLM:
             outcome = await self._parse_or_repair(
                 list(messages), params, completion, use_cache, tag
             )
-            parsed, completion, repaired, extra_attempts, repair_usage, repair_hit = outcome
-            attempts += extra_attempts
-            hit = hit and (not repaired or repair_hit)
-            usage = _add_usage(usage, repair_usage)
+            parsed, repaired = outcome.parsed, outcome.repair is not None
+            if outcome.repair is not None:
+                completion = outcome.repair.completion
+                attempts += outcome.repair.attempts
+                hit = hit and outcome.repair.cache_hit
+                usage = _add_usage(usage, completion.usage)
         return LLMResult(
             text=completion.text,
             usage=usage,
@@ -268,7 +270,7 @@ class LLM:
         completion: Completion,
         use_cache: bool,
         tag: str | None,
-    ) -> tuple[Any, Completion, bool, int, Usage, bool]:
+    ) -> _JSONOutcome:
         """Parse JSON output; on failure make exactly one repair call, then give up typed."""
         schema = params.json_schema
         if completion.refusal is not None:
@@ -278,8 +280,7 @@ class LLM:
                 model=self.backend.model_id,
             )
         try:
-            parsed = parse_json_output(completion.text, schema)
-            return parsed, completion, False, 0, Usage(), False
+            return _JSONOutcome(parse_json_output(completion.text, schema), None)
         except JSONOutputInvalid as first_error:
             repair_messages = [
                 *messages,
@@ -310,7 +311,7 @@ class LLM:
                         else "simplify the schema or use a stronger model."
                     ),
                 ) from second_error
-            return parsed, repaired, True, attempts, repaired.usage, repair_hit
+            return _JSONOutcome(parsed, _Repair(repaired, attempts, repair_hit))
 
     def _log(
         self,
@@ -337,6 +338,21 @@ class LLM:
                 tag=tag,
             )
         )
+
+
+@dataclass(frozen=True)
+class _Repair:
+    """The one repair round-trip a JSON call may need."""
+
+    completion: Completion
+    attempts: int
+    cache_hit: bool
+
+
+@dataclass(frozen=True)
+class _JSONOutcome:
+    parsed: Any
+    repair: _Repair | None
 
 
 class ChatStream:
