@@ -1,0 +1,265 @@
+"""The on-disk corpus: pages, revisions and passages in one SQLite file.
+
+Revisions are keyed by revision id, so re-ingesting a dump is idempotent (a revision already
+stored is skipped, passages and all) and several snapshots of one page coexist, each with its
+timestamp; "the article as it stood on a date" is the latest revision at or before it.
+Writes happen in batches inside one transaction, so a crash loses at most the batch in flight
+and never leaves half a revision.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from freshwiki.records import Contributor, MaintenanceTag, PageRef, Passage, Revision
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS pages (
+    id INTEGER PRIMARY KEY,
+    title TEXT NOT NULL,
+    namespace INTEGER NOT NULL,
+    redirect TEXT
+);
+CREATE INDEX IF NOT EXISTS pages_title ON pages(title);
+CREATE TABLE IF NOT EXISTS revisions (
+    id INTEGER PRIMARY KEY,
+    page_id INTEGER NOT NULL REFERENCES pages(id),
+    parent_id INTEGER,
+    timestamp TEXT NOT NULL,
+    username TEXT,
+    user_id INTEGER,
+    ip TEXT,
+    comment TEXT,
+    sha1 TEXT,
+    size INTEGER,
+    minor INTEGER NOT NULL,
+    text TEXT
+);
+CREATE INDEX IF NOT EXISTS revisions_page_time ON revisions(page_id, timestamp);
+CREATE TABLE IF NOT EXISTS passages (
+    rowid INTEGER PRIMARY KEY,
+    id TEXT UNIQUE NOT NULL,
+    page_id INTEGER NOT NULL,
+    revision_id INTEGER NOT NULL REFERENCES revisions(id),
+    title TEXT NOT NULL,
+    section_path TEXT NOT NULL,
+    text TEXT NOT NULL,
+    timestamp TEXT,
+    sentences TEXT NOT NULL,
+    tags TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS passages_revision ON passages(revision_id);
+CREATE TABLE IF NOT EXISTS sources (
+    path TEXT NOT NULL,
+    ingested_at TEXT NOT NULL,
+    report TEXT NOT NULL
+);
+"""
+
+
+def _iso(value: dt.datetime | None) -> str | None:
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=dt.UTC)
+    return value.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _parse_time(value: str | None) -> dt.datetime | None:
+    if value is None:
+        return None
+    return dt.datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC)
+
+
+def _tags_json(tags: Sequence[MaintenanceTag]) -> str:
+    return json.dumps([dataclasses.asdict(t) for t in tags], ensure_ascii=False)
+
+
+def _tags_from(raw: str) -> tuple[MaintenanceTag, ...]:
+    return tuple(MaintenanceTag(**item) for item in json.loads(raw))
+
+
+class CorpusStore:
+    """A SQLite corpus. Use as a context manager, or call :meth:`close`."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(path, timeout=60.0)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.executescript(_SCHEMA)
+        self._conn.commit()
+
+    def __enter__(self) -> CorpusStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Commit and close."""
+        self._conn.commit()
+        self._conn.close()
+
+    # -- writing -------------------------------------------------------------------------
+
+    def add(
+        self,
+        items: Iterable[tuple[Revision, Sequence[Passage]]],
+        *,
+        keep_text: bool = True,
+    ) -> tuple[int, int]:
+        """Store revisions with their passages in one transaction.
+
+        Returns:
+            (revisions added, revisions skipped because already stored).
+        """
+        added = skipped = 0
+        with self._conn:
+            for revision, passages in items:
+                if self._conn.execute(
+                    "SELECT 1 FROM revisions WHERE id = ?", (revision.id,)
+                ).fetchone():
+                    skipped += 1
+                    continue
+                page = revision.page
+                self._conn.execute(
+                    "INSERT INTO pages (id, title, namespace, redirect) VALUES (?,?,?,?)"
+                    " ON CONFLICT(id) DO UPDATE SET title=excluded.title,"
+                    " namespace=excluded.namespace, redirect=excluded.redirect",
+                    (page.id, page.title, page.namespace, page.redirect),
+                )
+                who = revision.contributor or Contributor()
+                self._conn.execute(
+                    "INSERT INTO revisions VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (
+                        revision.id, page.id, revision.parent_id, _iso(revision.timestamp),
+                        who.username, who.user_id, who.ip, revision.comment, revision.sha1,
+                        revision.size, int(revision.minor),
+                        revision.text if keep_text else None,
+                    ),
+                )
+                self._conn.executemany(
+                    "INSERT INTO passages (id, page_id, revision_id, title, section_path, text,"
+                    " timestamp, sentences, tags) VALUES (?,?,?,?,?,?,?,?,?)",
+                    [
+                        (
+                            p.id, p.page_id, p.revision_id, p.title,
+                            json.dumps(list(p.section_path), ensure_ascii=False), p.text,
+                            _iso(p.timestamp), json.dumps(list(p.sentences), ensure_ascii=False),
+                            _tags_json(p.tags),
+                        )
+                        for p in passages
+                    ],
+                )
+                added += 1
+        return added, skipped
+
+    def record_source(self, path: Path, report: dict[str, Any]) -> None:
+        """Remember that a source was ingested, with its counts, for `corpus info`."""
+        with self._conn:
+            self._conn.execute(
+                "INSERT INTO sources VALUES (?,?,?)",
+                (str(path), _iso(dt.datetime.now(dt.UTC)), json.dumps(report, default=str)),
+            )
+
+    # -- reading -------------------------------------------------------------------------
+
+    def counts(self) -> dict[str, int]:
+        """Rows per table."""
+        return {
+            table: int(self._conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
+            for table in ("pages", "revisions", "passages", "sources")
+        }
+
+    def page(self, title: str) -> PageRef | None:
+        """A page by exact title."""
+        row = self._conn.execute(
+            "SELECT id, title, namespace, redirect FROM pages WHERE title = ?", (title,)
+        ).fetchone()
+        return PageRef(*row) if row else None
+
+    def revisions(self, page_id: int) -> list[Revision]:
+        """Every stored revision of a page, oldest first."""
+        return list(self._revisions("WHERE r.page_id = ? ORDER BY r.timestamp, r.id", (page_id,)))
+
+    def snapshot(self, page_id: int, at: dt.datetime | None = None) -> Revision | None:
+        """The page as it stood at ``at`` (latest revision at or before it), or the latest."""
+        query = "WHERE r.page_id = ?"
+        args: list[Any] = [page_id]
+        if at is not None:
+            query += " AND r.timestamp <= ?"
+            args.append(_iso(at))
+        query += " ORDER BY r.timestamp DESC, r.id DESC LIMIT 1"
+        found = list(self._revisions(query, args))
+        return found[0] if found else None
+
+    def _revisions(self, where: str, args: Sequence[Any]) -> Iterator[Revision]:
+        rows = self._conn.execute(
+            "SELECT r.id, r.parent_id, r.timestamp, r.username, r.user_id, r.ip, r.comment,"
+            " r.sha1, r.size, r.minor, r.text, p.id, p.title, p.namespace, p.redirect"
+            f" FROM revisions r JOIN pages p ON p.id = r.page_id {where}",
+            args,
+        )
+        for (rid, parent, ts, username, user_id, ip, comment, sha1, size, minor, text,
+             pid, title, ns, redirect) in rows:
+            who = (
+                Contributor(username, user_id, ip)
+                if (username or user_id is not None or ip)
+                else None
+            )
+            stamp = _parse_time(ts)
+            assert stamp is not None
+            yield Revision(
+                page=PageRef(pid, title, ns, redirect), id=rid, timestamp=stamp,
+                text=text or "", parent_id=parent, contributor=who, comment=comment,
+                sha1=sha1, size=size, minor=bool(minor),
+            )
+
+    def passages(
+        self,
+        *,
+        revision_id: int | None = None,
+        latest_only: bool = False,
+        since: dt.datetime | None = None,
+        until: dt.datetime | None = None,
+    ) -> Iterator[Passage]:
+        """Stream passages in storage order.
+
+        Optionally only those of one revision, only each page's latest revision, or those
+        whose revision timestamp lies within ``[since, until]``.
+        """
+        where: list[str] = ["1=1"]
+        args: list[Any] = []
+        if revision_id is not None:
+            where.append("revision_id = ?")
+            args.append(revision_id)
+        if latest_only:
+            where.append(
+                "revision_id IN (SELECT r.id FROM revisions r WHERE r.timestamp ="
+                " (SELECT MAX(r2.timestamp) FROM revisions r2 WHERE r2.page_id = r.page_id))"
+            )
+        if since is not None:
+            where.append("timestamp >= ?")
+            args.append(_iso(since))
+        if until is not None:
+            where.append("timestamp <= ?")
+            args.append(_iso(until))
+        rows = self._conn.execute(
+            "SELECT id, page_id, revision_id, title, section_path, text, timestamp, sentences,"
+            f" tags FROM passages WHERE {' AND '.join(where)} ORDER BY rowid",
+            args,
+        )
+        for pid, page_id, rev_id, title, section, text, ts, sentences, tags in rows:
+            yield Passage(
+                id=pid, page_id=page_id, revision_id=rev_id, title=title,
+                section_path=tuple(json.loads(section)), text=text, timestamp=_parse_time(ts),
+                sentences=tuple(json.loads(sentences)), tags=_tags_from(tags),
+            )
