@@ -51,6 +51,8 @@ class Revision:
     size: int | None = None
     """Size in bytes as the dump states it (of the wikitext, UTF-8)."""
     minor: bool = False
+    text_format: str = "wikitext"
+    """``wikitext`` (dumps) or ``plain`` (already-clean text: WikiExtractor, JSONL, topics)."""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,1 @@
+"""The corpus layer: dumps and extracted text → revisions → clean text → passages; store."""
