@@ -36,9 +36,12 @@ app = typer.Typer(
 models_app = typer.Typer(help="List, install and verify local model weights.", no_args_is_help=True)
 config_app = typer.Typer(help="Inspect configuration.", no_args_is_help=True)
 llm_app = typer.Typer(help="Inspect LLM usage.", no_args_is_help=True)
+corpus_app = typer.Typer(help="Build and inspect the Wikipedia corpus store.",
+                         no_args_is_help=True)
 app.add_typer(models_app, name="models")
 app.add_typer(config_app, name="config")
 app.add_typer(llm_app, name="llm")
+app.add_typer(corpus_app, name="corpus")
 
 out = Console()
 err = Console(stderr=True)
@@ -271,6 +274,90 @@ def llm_calls(
                       str(r.prompt_tokens), str(r.cached_prompt_tokens), str(r.completion_tokens),
                       f"{r.mean_latency_s:.3f}")
     out.print(table)
+
+
+@corpus_app.command("ingest")
+def corpus_ingest(
+    paths: Annotated[list[Path], typer.Argument(
+        help="Dumps (.xml/.bz2/.gz, articles or history), JSONL, WikiExtractor folders, "
+        "or {title: text} topic files.")],
+    workers: Annotated[int, typer.Option(help="Processes for cleaning (0: one per core).")] = 0,
+    skip_bad_pages: Annotated[bool, typer.Option(
+        help="Skip unreadable pages (each one reported) instead of stopping.")] = False,
+    all_namespaces: Annotated[bool, typer.Option(
+        help="Keep every namespace, not only articles.")] = False,
+    keep_tables: Annotated[bool, typer.Option(help="Keep tables as text rows.")] = False,
+    keep_infobox: Annotated[bool, typer.Option(help="Keep infoboxes as text rows.")] = False,
+    keep_text: Annotated[bool, typer.Option(
+        help="Store each revision's wikitext (needed to re-process; large for histories).")
+    ] = True,
+) -> None:
+    """Read sources into the corpus store: clean text, sections, tags, passages."""
+    from rich.progress import SpinnerColumn, TimeElapsedColumn
+
+    from freshwiki.corpus.ingest import IngestOptions, ingest
+    from freshwiki.corpus.store import CorpusStore
+
+    settings = _state.resolved().settings
+    options = IngestOptions(keep_tables=keep_tables, keep_infobox=keep_infobox,
+                            keep_text=keep_text)
+    missing = [p for p in paths if not p.exists()]
+    if missing:
+        raise FreshwikiError(
+            f"no such file or folder: {', '.join(map(str, missing))}",
+            hint="pass dump files, JSONL files, WikiExtractor folders or topic JSON files.",
+        )
+    with CorpusStore(settings.corpus_path) as store:
+        for path in paths:
+            with Progress(SpinnerColumn(), TextColumn("{task.description}"),
+                          TextColumn("{task.completed} revisions"),
+                          TextColumn("{task.fields[mb]:.1f} MB"), TimeElapsedColumn(),
+                          console=err) as progress:
+                task = progress.add_task(path.name, total=None, mb=0.0)
+
+                def update(done: int, nbytes: int, task: Any = task) -> None:
+                    progress.update(task, completed=done, mb=nbytes / 1e6)
+
+                report = ingest(path, store, options=options, workers=workers or None,
+                                skip_bad_pages=skip_bad_pages,
+                                namespaces=None if all_namespaces else {0},
+                                on_progress=update)
+            out.print(
+                f"[green]✓[/green] {path}: {report.revisions_added} revisions added, "
+                f"{report.revisions_skipped_existing} already stored, "
+                f"{report.redirects_skipped} redirects skipped, {report.passages} passages",
+                soft_wrap=True,
+            )
+            if report.bad_pages:
+                err.print(f"[yellow]{len(report.bad_pages)} bad page(s) skipped:[/yellow]")
+                for line in report.bad_pages:
+                    err.print(f"  {escape(line)}", highlight=False)
+        counts = store.counts()
+    out.print(f"corpus {settings.corpus_path}: " + ", ".join(f"{v} {k}" for k, v in
+                                                             counts.items()), soft_wrap=True)
+
+
+@corpus_app.command("info")
+def corpus_info(
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Show what the corpus store holds."""
+    from freshwiki.corpus.store import CorpusStore
+
+    settings = _state.resolved().settings
+    if not settings.corpus_path.exists():
+        raise FreshwikiError(
+            f"no corpus at {settings.corpus_path}",
+            hint="build one with `freshwiki corpus ingest PATH`.",
+        )
+    with CorpusStore(settings.corpus_path) as store:
+        counts = store.counts()
+    if as_json:
+        out.print_json(json.dumps({"path": str(settings.corpus_path), **counts}))
+        return
+    out.print(f"corpus {settings.corpus_path}")
+    for name, value in counts.items():
+        out.print(f"  {name:10} {value}")
 
 
 def main() -> None:

@@ -96,6 +96,11 @@ class Settings:
         return self.home / "cache" / "llm-responses.sqlite"
 
     @property
+    def corpus_path(self) -> Path:
+        """SQLite file of the corpus store (pages, revisions, passages)."""
+        return self.home / "corpus" / "corpus.sqlite"
+
+    @property
     def call_log_path(self) -> Path:
         """SQLite file recording every LLM call (model, tokens, latency, cache hit)."""
         return self.home / "logs" / "llm-calls.sqlite"

@@ -89,3 +89,16 @@ def test_list_items_are_units_not_merged_into_one_sentence() -> None:
 def test_empty_paragraphs_make_no_passages() -> None:
     assert make_passages([Paragraph((), "  ")], page_id=1, revision_id=1, title="T",
                          timestamp=None) == []
+
+
+def test_a_banner_over_a_textless_section_moves_to_the_next_text() -> None:
+    banner = MaintenanceTag("Self-contradictory", "Self-contradictory", scope="block")
+    empty = Paragraph(("Results",), "", tags=(banner,))
+    after = Paragraph(("Results", "Round 2"), "Smith won.")
+    late = MaintenanceTag("Update", "Update", scope="block")
+    tail = Paragraph(("Notes",), "", tags=(late,))
+    passages = make_passages([empty, after, tail], page_id=1, revision_id=1, title="T",
+                             timestamp=None)
+    (p,) = passages
+    assert [t.name for t in p.tags] == ["Self-contradictory", "Update"]
+    assert all(t.sentence_offset is None for t in p.tags)

@@ -56,7 +56,8 @@ def test_reingest_is_idempotent_and_everything_round_trips(tmp_path: Path) -> No
     with CorpusStore(path) as store:
         fill(store)
     with CorpusStore(path) as store:  # reopen: persisted
-        assert store.add([(rev(1, T1, "Old text"), [passage(1, T1, "dup")])]) == (0, 1)
+        result = store.add([(rev(1, T1, "Old text"), [passage(1, T1, "dup")])])
+        assert (result.added, result.skipped, result.passages) == (0, 1, 0)
         assert store.counts()["passages"] == 2
         first = store.revisions(101)[0]
         assert first == rev(1, T1, "Old text")  # every field survives, tz-aware timestamp

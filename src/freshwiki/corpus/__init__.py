@@ -1,1 +1,42 @@
 """The corpus layer: dumps and extracted text → revisions → clean text → passages; store."""
+
+from freshwiki.corpus.ingest import IngestOptions, IngestReport, ingest, process_revision
+from freshwiki.corpus.readers import (
+    ARTICLE_NAMESPACES,
+    DumpReadError,
+    MultistreamIndex,
+    PageFault,
+    ReadReport,
+    iter_latest,
+    iter_pages,
+    iter_revisions,
+    read_page_at,
+    read_source,
+)
+from freshwiki.corpus.segment import make_passages, split_sentences
+from freshwiki.corpus.store import AddResult, CorpusStore
+from freshwiki.corpus.wikitext import WikitextError, clean_wikitext, extract_tags
+
+__all__ = [
+    "ARTICLE_NAMESPACES",
+    "AddResult",
+    "CorpusStore",
+    "DumpReadError",
+    "IngestOptions",
+    "IngestReport",
+    "MultistreamIndex",
+    "PageFault",
+    "ReadReport",
+    "WikitextError",
+    "clean_wikitext",
+    "extract_tags",
+    "ingest",
+    "iter_latest",
+    "iter_pages",
+    "iter_revisions",
+    "make_passages",
+    "process_revision",
+    "read_page_at",
+    "read_source",
+    "split_sentences",
+]

@@ -154,14 +154,26 @@ def _by_section(
     paragraphs: Iterable[Paragraph], max_words: int
 ) -> list[tuple[tuple[str, ...], list[_Unit]]]:
     groups: list[tuple[tuple[str, ...], list[_Unit]]] = []
+    # A section banner over a section with no text left (e.g. only a table) must not vanish:
+    # its tags move to the next text, or to the last text when nothing follows.
+    carried: list[MaintenanceTag] = []
     for paragraph in paragraphs:
         units = _units(paragraph, max_words)
         if not units:
+            carried.extend(
+                dataclasses.replace(t, scope="block", sentence_offset=None)
+                for t in paragraph.tags
+            )
             continue
+        if carried:
+            units[0].tags[0:0] = carried
+            carried = []
         if groups and groups[-1][0] == paragraph.section_path:
             groups[-1][1].extend(units)
         else:
             groups.append((paragraph.section_path, units))
+    if carried and groups:
+        groups[-1][1][-1].tags.extend(carried)
     return groups
 
 

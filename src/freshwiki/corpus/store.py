@@ -85,6 +85,16 @@ def _tags_from(raw: str) -> tuple[MaintenanceTag, ...]:
     return tuple(MaintenanceTag(**item) for item in json.loads(raw))
 
 
+@dataclasses.dataclass(frozen=True)
+class AddResult:
+    """What one :meth:`CorpusStore.add` call wrote."""
+
+    added: int
+    skipped: int
+    """Revisions already stored (re-ingest), left untouched."""
+    passages: int
+
+
 class CorpusStore:
     """A SQLite corpus. Use as a context manager, or call :meth:`close`."""
 
@@ -115,13 +125,9 @@ class CorpusStore:
         items: Iterable[tuple[Revision, Sequence[Passage]]],
         *,
         keep_text: bool = True,
-    ) -> tuple[int, int]:
-        """Store revisions with their passages in one transaction.
-
-        Returns:
-            (revisions added, revisions skipped because already stored).
-        """
-        added = skipped = 0
+    ) -> AddResult:
+        """Store revisions with their passages in one transaction."""
+        added = skipped = n_passages = 0
         with self._conn:
             for revision, passages in items:
                 if self._conn.execute(
@@ -160,7 +166,8 @@ class CorpusStore:
                     ],
                 )
                 added += 1
-        return added, skipped
+                n_passages += len(passages)
+        return AddResult(added, skipped, n_passages)
 
     def record_source(self, path: Path, report: dict[str, Any]) -> None:
         """Remember that a source was ingested, with its counts, for `corpus info`."""

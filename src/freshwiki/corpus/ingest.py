@@ -1,0 +1,190 @@
+"""Ingest a source (dump, history, JSONL, topics) into the corpus store.
+
+The per-revision work (wikitext cleaning, segmentation) is a pure function of one revision,
+:func:`process_revision`, so it can run anywhere: in this process, in a local process pool,
+or as a Ray Data map on a cluster. Work is sent to the pool in batches with a bounded number
+in flight, so memory stays flat however large the dump is, and results are written in input
+order in one transaction per batch: a crash loses at most the batches in flight.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from freshwiki.corpus.readers import ReadReport, read_source
+from freshwiki.corpus.segment import DEFAULT_MAX_WORDS, make_passages
+from freshwiki.corpus.store import CorpusStore
+from freshwiki.corpus.wikitext import clean_wikitext
+from freshwiki.records import Paragraph, Passage, Revision
+
+Processed = tuple[Revision, list[Passage]]
+
+
+@dataclass(frozen=True)
+class IngestOptions:
+    """What to keep from each revision."""
+
+    max_words: int = DEFAULT_MAX_WORDS
+    keep_tables: bool = False
+    keep_infobox: bool = False
+    keep_text: bool = True
+    skip_redirects: bool = True
+
+
+@dataclass
+class IngestReport:
+    """What an ingest did, for the CLI's summary and the store's source log."""
+
+    source: str
+    revisions_added: int = 0
+    revisions_skipped_existing: int = 0
+    redirects_skipped: int = 0
+    passages: int = 0
+    read: ReadReport | None = None
+    bad_pages: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, object]:
+        """JSON-friendly summary."""
+        return {
+            "source": self.source,
+            "revisions_added": self.revisions_added,
+            "revisions_skipped_existing": self.revisions_skipped_existing,
+            "redirects_skipped": self.redirects_skipped,
+            "passages": self.passages,
+            "bad_pages": self.bad_pages,
+        }
+
+
+def is_redirect(revision: Revision) -> bool:
+    """A redirect by the dump's flag, or by its text (old dumps may carry no target)."""
+    return revision.page.redirect is not None or (
+        revision.text_format == "wikitext"
+        and revision.text.lstrip()[:9].upper() == "#REDIRECT"
+    )
+
+
+def plain_paragraphs(text: str) -> list[Paragraph]:
+    """Already-clean text (WikiExtractor, JSONL, topics): one paragraph per non-empty line."""
+    return [Paragraph((), line.strip()) for line in text.splitlines() if line.strip()]
+
+
+def process_revision(revision: Revision, options: IngestOptions) -> Processed:
+    """Clean, segment and cut one revision into passages. Pure: safe in any worker."""
+    if revision.text_format == "plain":
+        paragraphs = plain_paragraphs(revision.text)
+    else:
+        paragraphs = clean_wikitext(
+            revision.text,
+            title=revision.page.title,
+            keep_tables=options.keep_tables,
+            keep_infobox=options.keep_infobox,
+        )
+    passages = make_passages(
+        paragraphs,
+        page_id=revision.page.id,
+        revision_id=revision.id,
+        title=revision.page.title,
+        timestamp=revision.timestamp,
+        max_words=options.max_words,
+    )
+    return revision, passages
+
+
+def _process_batch(batch: Sequence[Revision], options: IngestOptions) -> list[Processed]:
+    return [process_revision(r, options) for r in batch]
+
+
+def _batched(items: Iterable[Revision], size: int) -> Iterator[list[Revision]]:
+    iterator = iter(items)
+    while batch := list(itertools.islice(iterator, size)):
+        yield batch
+
+
+def process_all(
+    revisions: Iterable[Revision],
+    options: IngestOptions,
+    *,
+    workers: int = 1,
+    batch_size: int = 64,
+    max_in_flight: int | None = None,
+) -> Iterator[list[Processed]]:
+    """Yield processed batches in input order, using ``workers`` processes (1: in-process).
+
+    At most ``max_in_flight`` batches (default: 2 per worker) are queued, so the reader
+    never runs ahead of the workers by more than that: memory is flat in the input size.
+    """
+    batches = _batched(revisions, batch_size)
+    if workers <= 1:
+        for batch in batches:
+            yield _process_batch(batch, options)
+        return
+    limit = max_in_flight or 2 * workers
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        pending: deque[Future[list[Processed]]] = deque()
+        for batch in batches:
+            pending.append(pool.submit(_process_batch, batch, options))
+            if len(pending) >= limit:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+
+
+def ingest(
+    source: Path,
+    store: CorpusStore,
+    *,
+    options: IngestOptions | None = None,
+    workers: int | None = None,
+    skip_bad_pages: bool = False,
+    namespaces: set[int] | None = frozenset({0}),  # type: ignore[assignment]
+    on_progress: Callable[[int, int], None] | None = None,
+) -> IngestReport:
+    """Read ``source``, process every revision and store it with its passages.
+
+    Args:
+        source: A dump (.xml, .bz2, .gz), history dump, JSONL, WikiExtractor folder or a
+            ``{title: text}`` topics file.
+        store: Where revisions and passages go. Revisions already stored are skipped, so
+            running the same ingest twice changes nothing.
+        options: What to keep.
+        workers: Processes for the per-revision work (default: one per core).
+        skip_bad_pages: Skip pages that cannot be read, reporting each, instead of stopping.
+        namespaces: Namespaces to keep (default: articles only); ``None`` keeps all.
+        on_progress: Called with (revisions done, bytes read) after each batch.
+    """
+    options = options or IngestOptions()
+    read_report = ReadReport()
+    report = IngestReport(source=str(source), read=read_report)
+    wanted = read_source(
+        source,
+        namespaces=set(namespaces) if namespaces is not None else None,
+        skip_bad_pages=skip_bad_pages,
+        report=read_report,
+    )
+
+    def keep(revision: Revision) -> bool:
+        if options.skip_redirects and is_redirect(revision):
+            report.redirects_skipped += 1
+            return False
+        return True
+
+    done = 0
+    for batch in process_all(
+        (r for r in wanted if keep(r)), options, workers=workers or os.cpu_count() or 1
+    ):
+        result = store.add(batch, keep_text=options.keep_text)
+        report.revisions_added += result.added
+        report.revisions_skipped_existing += result.skipped
+        report.passages += result.passages
+        done += len(batch)
+        if on_progress:
+            on_progress(done, read_report.bytes_read)
+    report.bad_pages = [str(s) for s in read_report.skipped]
+    store.record_source(source, report.as_dict())
+    return report
