@@ -9,7 +9,6 @@ order in one transaction per batch: a crash loses at most the batches in flight.
 
 from __future__ import annotations
 
-import itertools
 import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -101,8 +100,23 @@ def _process_batch(batch: Sequence[Revision], options: IngestOptions) -> list[Pr
 
 
 def _batched(items: Iterable[Revision], size: int) -> Iterator[list[Revision]]:
-    iterator = iter(items)
-    while batch := list(itertools.islice(iterator, size)):
+    """Batches of ``size``.
+
+    If the source fails, the partial batch is still yielded before the error propagates, so
+    every revision read before a fault reaches the store.
+    """
+    batch: list[Revision] = []
+    try:
+        for item in items:
+            batch.append(item)
+            if len(batch) == size:
+                yield batch
+                batch = []
+    except Exception:
+        if batch:
+            yield batch
+        raise
+    if batch:
         yield batch
 
 
@@ -127,10 +141,16 @@ def process_all(
     limit = max_in_flight or 2 * workers
     with ProcessPoolExecutor(max_workers=workers) as pool:
         pending: deque[Future[list[Processed]]] = deque()
-        for batch in batches:
-            pending.append(pool.submit(_process_batch, batch, options))
-            if len(pending) >= limit:
+        try:
+            for batch in batches:
+                pending.append(pool.submit(_process_batch, batch, options))
+                if len(pending) >= limit:
+                    yield pending.popleft().result()
+        except Exception:
+            # A source fault: finish and hand over the work already read, then re-raise.
+            while pending:
                 yield pending.popleft().result()
+            raise
         while pending:
             yield pending.popleft().result()
 
