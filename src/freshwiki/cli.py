@@ -291,6 +291,11 @@ def corpus_ingest(
     keep_text: Annotated[bool, typer.Option(
         help="Store each revision's wikitext (needed to re-process; large for histories).")
     ] = True,
+    engine: Annotated[str, typer.Option(
+        help="local (process pool) or ray (Ray Data; a cluster via --ray-address).")
+    ] = "local",
+    ray_address: Annotated[str | None, typer.Option(
+        help="Ray cluster address for --engine ray [RAY_ADDRESS].")] = None,
 ) -> None:
     """Read sources into the corpus store: clean text, sections, tags, passages."""
     from rich.progress import SpinnerColumn, TimeElapsedColumn
@@ -321,7 +326,7 @@ def corpus_ingest(
                 report = ingest(path, store, options=options, workers=workers or None,
                                 skip_bad_pages=skip_bad_pages,
                                 namespaces=None if all_namespaces else {0},
-                                on_progress=update)
+                                on_progress=update, engine=engine, ray_address=ray_address)
             out.print(
                 f"[green]✓[/green] {path}: {report.revisions_added} revisions added, "
                 f"{report.revisions_skipped_existing} already stored, "

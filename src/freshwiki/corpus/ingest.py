@@ -20,6 +20,7 @@ from freshwiki.corpus.readers import ReadReport, read_source
 from freshwiki.corpus.segment import DEFAULT_MAX_WORDS, make_passages
 from freshwiki.corpus.store import CorpusStore
 from freshwiki.corpus.wikitext import clean_wikitext
+from freshwiki.errors import FreshwikiError
 from freshwiki.records import Paragraph, Passage, Revision
 
 Processed = tuple[Revision, list[Passage]]
@@ -164,6 +165,8 @@ def ingest(
     skip_bad_pages: bool = False,
     namespaces: set[int] | None = frozenset({0}),  # type: ignore[assignment]
     on_progress: Callable[[int, int], None] | None = None,
+    engine: str = "local",
+    ray_address: str | None = None,
 ) -> IngestReport:
     """Read ``source``, process every revision and store it with its passages.
 
@@ -177,7 +180,12 @@ def ingest(
         skip_bad_pages: Skip pages that cannot be read, reporting each, instead of stopping.
         namespaces: Namespaces to keep (default: articles only); ``None`` keeps all.
         on_progress: Called with (revisions done, bytes read) after each batch.
+        engine: ``local`` (process pool) or ``ray`` (Ray Data, local or on a cluster).
+        ray_address: Ray cluster address for ``engine="ray"`` (default: ``RAY_ADDRESS``, else
+            a local Ray instance).
     """
+    if engine not in ("local", "ray"):
+        raise FreshwikiError(f"unknown engine {engine!r}", hint="use 'local' or 'ray'.")
     options = options or IngestOptions()
     read_report = ReadReport()
     report = IngestReport(source=str(source), read=read_report)
@@ -194,10 +202,15 @@ def ingest(
             return False
         return True
 
+    kept = (r for r in wanted if keep(r))
+    if engine == "ray":
+        from freshwiki.corpus._ray_engine import process_all_ray
+
+        batches = process_all_ray(kept, options, address=ray_address)
+    else:
+        batches = process_all(kept, options, workers=workers or os.cpu_count() or 1)
     done = 0
-    for batch in process_all(
-        (r for r in wanted if keep(r)), options, workers=workers or os.cpu_count() or 1
-    ):
+    for batch in batches:
         result = store.add(batch, keep_text=options.keep_text)
         report.revisions_added += result.added
         report.revisions_skipped_existing += result.skipped
