@@ -42,6 +42,10 @@ app.add_typer(models_app, name="models")
 app.add_typer(config_app, name="config")
 app.add_typer(llm_app, name="llm")
 app.add_typer(corpus_app, name="corpus")
+index_app = typer.Typer(help="Build search indexes over the corpus.", no_args_is_help=True)
+app.add_typer(index_app, name="index")
+
+ATTRIBUTION = "Text from Wikipedia, CC BY-SA 4.0."
 
 out = Console()
 err = Console(stderr=True)
@@ -363,6 +367,121 @@ def corpus_info(
     out.print(f"corpus {settings.corpus_path}")
     for name, value in counts.items():
         out.print(f"  {name:10} {value}")
+
+
+def _open_corpus_or_fail(settings: Any) -> Any:
+    from freshwiki.corpus.store import CorpusStore
+
+    if not settings.corpus_path.exists():
+        raise FreshwikiError(
+            f"no corpus at {settings.corpus_path}",
+            hint="build one first: `freshwiki corpus ingest PATH` (e.g. a topics file or dump).",
+        )
+    return CorpusStore(settings.corpus_path)
+
+
+@index_app.command("build")
+def index_build(
+    name: Annotated[str, typer.Option(help="Index name (a folder under FRESHWIKI_HOME/indexes).")
+                    ] = "main",
+    all_revisions: Annotated[bool, typer.Option(
+        help="Index every stored revision, not only each page's latest.")] = False,
+    overwrite: Annotated[bool, typer.Option(help="Replace an existing index.")] = False,
+) -> None:
+    """Index the corpus's passages: BM25 + dense embeddings, persisted for `freshwiki search`."""
+    from freshwiki.retrieval import HybridIndex, default_index_dir
+
+    settings = _state.resolved().settings
+    directory = default_index_dir(settings, name)
+    with _open_corpus_or_fail(settings) as store:
+        total = store.counts()["passages"]
+        with Progress(TextColumn("{task.description}"), BarColumn(),
+                      TextColumn("{task.completed}/{task.total}"), TimeRemainingColumn(),
+                      console=err) as progress:
+            task = progress.add_task("indexing", total=total)
+
+            def report(stage: str, done: int, of: int | None) -> None:
+                progress.update(task, description=stage, completed=done,
+                                total=of if of is not None else total)
+
+            index = HybridIndex.build(store.passages(latest_only=not all_revisions), directory,
+                                      progress=report, overwrite=overwrite)
+    stats = index.stats()
+    index.close()
+    out.print(f"[green]✓[/green] index {name!r} at {directory}: "
+              + ", ".join(f"{k}={v}" for k, v in stats.items()), soft_wrap=True)
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="What to look for.")],
+    k: Annotated[int, typer.Option("-k", help="Number of passages.")] = 5,
+    time: Annotated[str, typer.Option(
+        "--time", help="Time intent: recent, year=YYYY or none.")] = "none",
+    method: Annotated[str, typer.Option(help="hybrid, bm25 or dense.")] = "hybrid",
+    title: Annotated[list[str] | None, typer.Option(
+        "--title", help="Only these articles (repeatable).")] = None,
+    since: Annotated[str | None, typer.Option(help="Passages dated on/after YYYY-MM-DD.")] = None,
+    until: Annotated[str | None, typer.Option(help="Passages dated on/before YYYY-MM-DD.")
+                     ] = None,
+    name: Annotated[str, typer.Option(help="Index name.")] = "main",
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Search the corpus index (hybrid BM25 + dense, time-aware)."""
+    import datetime as dt
+
+    from freshwiki.retrieval import METHODS, HybridIndex, IndexNotFoundError, default_index_dir
+
+    if method not in METHODS:
+        raise typer.BadParameter(f"{method!r} is not one of {', '.join(METHODS)}",
+                                 param_hint="--method")
+
+    def day(value: str | None, flag: str) -> dt.date | None:
+        if value is None:
+            return None
+        try:
+            return dt.date.fromisoformat(value)
+        except ValueError:
+            raise typer.BadParameter(f"{value!r} is not a YYYY-MM-DD date",
+                                     param_hint=flag) from None
+
+    settings = _state.resolved().settings
+    try:
+        index = HybridIndex.load(default_index_dir(settings, name))
+    except IndexNotFoundError as exc:
+        raise FreshwikiError(
+            exc.message,
+            hint=f"build it with `freshwiki index build --name {name}` "
+            "(after `freshwiki corpus ingest PATH`).",
+        ) from exc
+    try:
+        hits = index.search(query, k, method=method, time_intent=time,  # type: ignore[arg-type]
+                            titles=title or None, since=day(since, "--since"),
+                            until=day(until, "--until"))
+    finally:
+        index.close()
+    if as_json:
+        out.print_json(json.dumps({
+            "query": query,
+            "attribution": ATTRIBUTION,
+            "hits": [{
+                "rank": h.rank, "score": h.score, "id": h.passage.id, "title": h.passage.title,
+                "section": list(h.passage.section_path), "text": h.passage.text,
+                "timestamp": h.passage.timestamp.isoformat() if h.passage.timestamp else None,
+                "bm25_rank": h.bm25_rank, "dense_rank": h.dense_rank,
+                "time_score": h.time_score,
+            } for h in hits],
+        }))
+        return
+    if not hits:
+        out.print("no passages found")
+    for h in hits:
+        when = h.passage.timestamp.date().isoformat() if h.passage.timestamp else "undated"
+        out.print(f"[bold]{h.rank}. {escape(h.passage.heading)}[/bold] [dim]({when}, "
+                  f"score {h.score:.3f})[/dim]", soft_wrap=True)
+        out.print(escape(h.passage.text), soft_wrap=True, highlight=False)
+        out.print()
+    err.print(f"[dim]{ATTRIBUTION}[/dim]")
 
 
 def main() -> None:

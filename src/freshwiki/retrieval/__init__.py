@@ -1,0 +1,67 @@
+"""The retrieval layer: BM25 + dense + fusion, time-aware rerank, filters; persisted.
+
+Start with :class:`HybridIndex`::
+
+    index = HybridIndex.build(store.passages(latest_only=True), default_index_dir(settings))
+    hits = index.search("who coaches the team?", k=5, time_intent="recent")
+    hits[0].passage.text, hits[0].bm25_rank, hits[0].dense_rank
+
+    index = HybridIndex.load(default_index_dir(settings))  # later, elsewhere
+    index.add(new_passages)  # incremental; then
+    index.save()
+
+The component indexes (:class:`BM25Index`, :class:`DenseIndex`) and the :class:`Embedder`
+are public for benchmarks and for callers that need only one of them.
+"""
+
+from freshwiki.retrieval._bm25 import BM25Index, Tokenizer
+from freshwiki.retrieval._dates import extract_years
+from freshwiki.retrieval._dense import DenseIndex
+from freshwiki.retrieval._embed import (
+    DIMENSION,
+    MODEL_NAME,
+    Embedder,
+    EmbeddingCache,
+    default_cache_path,
+    model_directory,
+)
+from freshwiki.retrieval._errors import IndexNotFoundError, RetrievalError
+from freshwiki.retrieval._fusion import FUSION_METHODS, FusionMethod, fuse
+from freshwiki.retrieval._hybrid import (
+    METHODS,
+    HybridIndex,
+    IndexConfig,
+    Method,
+    Progress,
+    SearchHit,
+    default_index_dir,
+)
+from freshwiki.retrieval._time import TimeIntent, rerank_order, time_scores
+
+__all__ = [
+    "DIMENSION",
+    "FUSION_METHODS",
+    "METHODS",
+    "MODEL_NAME",
+    "BM25Index",
+    "DenseIndex",
+    "Embedder",
+    "EmbeddingCache",
+    "FusionMethod",
+    "HybridIndex",
+    "IndexConfig",
+    "IndexNotFoundError",
+    "Method",
+    "Progress",
+    "RetrievalError",
+    "SearchHit",
+    "TimeIntent",
+    "Tokenizer",
+    "default_cache_path",
+    "default_index_dir",
+    "extract_years",
+    "fuse",
+    "model_directory",
+    "rerank_order",
+    "time_scores",
+]

@@ -1,0 +1,44 @@
+"""`freshwiki corpus ingest` → `freshwiki index build` → `freshwiki search`, as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+
+def fw(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    exe = str(Path(sys.executable).with_name("freshwiki"))
+    return subprocess.run([exe, "--home", str(home), *args], capture_output=True, text=True,
+                          timeout=600)
+
+
+def test_ingest_index_and_search_real_leads(shared_data: Path, tmp_path: Path) -> None:
+    leads = json.loads((shared_data / "wikipedia/topics/recent_articles_en.json").read_text())
+    subset = dict(list(leads.items())[:40])
+    topics = tmp_path / "topics.json"
+    topics.write_text(json.dumps(subset))
+    home = tmp_path / "home"
+    assert fw(home, "corpus", "ingest", str(topics), "--workers", "1").returncode == 0
+    built = fw(home, "index", "build")
+    assert built.returncode == 0, built.stderr
+    assert "passages=" in built.stdout
+    # A distinctive sentence of one lead, checked by hand, finds that article first.
+    title, text = next((t, x) for t, x in subset.items() if len(x.split()) > 30)
+    query = " ".join(text.split()[:12])
+    found = fw(home, "search", query, "-k", "3", "--json")
+    assert found.returncode == 0, found.stderr
+    data = json.loads(found.stdout)
+    assert data["hits"][0]["title"] == title
+    assert data["attribution"] == "Text from Wikipedia, CC BY-SA 4.0."
+    only = fw(home, "search", query, "--title", "No Such Article", "--json")
+    assert json.loads(only.stdout)["hits"] == []
+    bad = fw(home, "search", query, "--time", "yesterday")
+    assert bad.returncode == 2 and "recent" in bad.stderr
+    missing = fw(home, "search", query, "--name", "nope")
+    assert missing.returncode == 2 and "freshwiki index build --name nope" in missing.stderr
