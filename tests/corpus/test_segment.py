@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 
 from freshwiki.corpus.segment import make_passages, split_sentences
 from freshwiki.records import MaintenanceTag, Paragraph
@@ -102,3 +103,16 @@ def test_a_banner_over_a_textless_section_moves_to_the_next_text() -> None:
     (p,) = passages
     assert [t.name for t in p.tags] == ["Self-contradictory", "Update"]
     assert all(t.sentence_offset is None for t in p.tags)
+
+
+def test_fast_split_equals_blingfire_offsets_on_real_text(shared_data: Path) -> None:
+    """The str.find fast path must give exactly the offsets API's sentences and spans."""
+    import json
+
+    from freshwiki.corpus.segment import _split_with_offsets
+
+    leads = json.loads((shared_data / "wikipedia/topics/tail_articles_en.json").read_text())
+    tricky = "Tab\tand  double  spaces.  Next\u00a0one.\nLast."
+    texts = [*list(leads.values())[:1500], tricky]
+    for text in texts:
+        assert split_sentences(text) == _split_with_offsets(text), text[:80]

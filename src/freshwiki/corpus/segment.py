@@ -35,9 +35,30 @@ class Sentence:
 
 
 def split_sentences(text: str) -> list[Sentence]:
-    """Split ``text`` into sentences with character offsets (whitespace-trimmed)."""
+    """Split ``text`` into sentences with character offsets (whitespace-trimmed).
+
+    blingfire's own offsets API maps UTF-8 byte offsets back to characters in a Python loop
+    (most of segmentation's cost); its C split returns the sentence texts, which are found
+    in order in the original with ``str.find``. Only if a sentence was altered by the split
+    (whitespace normalised) does the slower offsets API answer for that text.
+    """
     if not text.strip():
         return []
+    sentences = []
+    cursor = 0
+    for piece in blingfire.text_to_sentences(text).split("\n"):
+        stripped = piece.strip()
+        if not stripped:
+            continue
+        begin = text.find(stripped, cursor)
+        if begin < 0:
+            return _split_with_offsets(text)
+        sentences.append(Sentence(stripped, begin, begin + len(stripped)))
+        cursor = begin + len(stripped)
+    return sentences
+
+
+def _split_with_offsets(text: str) -> list[Sentence]:
     _, offsets = blingfire.text_to_sentences_and_offsets(text)
     sentences = []
     for start, end in offsets:
