@@ -126,13 +126,16 @@ def process_all(
     options: IngestOptions,
     *,
     workers: int = 1,
-    batch_size: int = 64,
+    batch_size: int = 16,
     max_in_flight: int | None = None,
 ) -> Iterator[list[Processed]]:
     """Yield processed batches in input order, using ``workers`` processes (1: in-process).
 
     At most ``max_in_flight`` batches (default: 2 per worker) are queued, so the reader
     never runs ahead of the workers by more than that: memory is flat in the input size.
+    Batches are small because a worker's last batch is the tail the others wait for: with
+    64, two workers on the 106-article sample dump split the work 64/42 and took 1.19 s;
+    with 16, 0.99 s. Per-batch overhead (pickling, one transaction) stays far below that.
     """
     batches = _batched(revisions, batch_size)
     if workers <= 1:

@@ -99,16 +99,13 @@ class _Unit:
 
 
 def _units(paragraph: Paragraph, max_words: int) -> list[_Unit]:
-    sentences = [
-        piece for s in split_sentences(paragraph.text) for piece in _split_long(s, max_words)
-    ]
-    if paragraph.kind != "text":
-        # Lists and table rows: one line is one unit; blingfire would merge short items.
-        sentences = [
-            piece
-            for s in _line_units(paragraph.text)
-            for piece in _split_long(s, max_words)
-        ]
+    # Lists and table rows: one line is one unit; blingfire would merge short items (and
+    # their newlines send it down the slow offsets path), so it is not run on them at all.
+    lines = (
+        split_sentences(paragraph.text) if paragraph.kind == "text"
+        else _line_units(paragraph.text)
+    )
+    sentences = [piece for s in lines for piece in _split_long(s, max_words)]
     units = [_Unit(s.text, []) for s in sentences]
     if not units:
         return units
