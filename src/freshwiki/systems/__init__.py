@@ -1,1 +1,22 @@
-"""Systems under test: each turns a question (later: a benchmark sample) into an answer."""
+"""Systems under test: each turns a benchmark task into an answer.
+
+``vanilla`` asks the model alone; ``rag`` retrieves from the corpus index first.
+"""
+
+from freshwiki.systems._base import (
+    System,
+    SystemFactory,
+    UnknownSystemError,
+    load_system,
+    register_system,
+    system_names,
+)
+
+__all__ = [
+    "System",
+    "SystemFactory",
+    "UnknownSystemError",
+    "load_system",
+    "register_system",
+    "system_names",
+]

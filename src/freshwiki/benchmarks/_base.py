@@ -1,0 +1,243 @@
+"""The seams every benchmark, system and scorer meet at.
+
+A benchmark is data: it yields :class:`Sample` s and renders each one through a named template into
+a :class:`Task`. A system (``freshwiki.systems``) turns a task into an :class:`Output`; a
+:class:`Scorer` turns (task, output) into a :class:`Score`. The runner (``freshwiki.evaluation``)
+only ever sees these types, so a new benchmark or system needs no change to the runner.
+
+These types live here, below ``systems/`` and ``evaluation/``, because scorers (part of a
+benchmark) must read a system's output without importing the systems layer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from freshwiki.errors import FreshwikiError
+from freshwiki.llm import Message, Usage
+
+if TYPE_CHECKING:
+    from freshwiki.config import Settings
+    from freshwiki.llm import LLM
+
+
+@dataclass(frozen=True)
+class Document:
+    """A context passage a template may show the model (e.g. one side of a contradiction)."""
+
+    title: str
+    text: str
+    source: str | None = None
+    """Where it came from (URL, passage id), for citations and reports."""
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One benchmark item, independent of how it is prompted.
+
+    Attributes:
+        id: Stable across runs and versions of the loader: results are keyed by it.
+        input: The question (or other input) as a user would ask it.
+        targets: Gold answers; a contradiction sample has two, one per side.
+        documents: Context passages templates may include.
+        metadata: JSON-serialisable facts used to break results down (taxonomy, type, date...).
+    """
+
+    id: str
+    input: str
+    targets: tuple[str, ...] = ()
+    documents: tuple[Document, ...] = ()
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Task:
+    """A sample rendered by one template: exactly what a system receives.
+
+    Attributes:
+        sample: The sample it came from.
+        template: The template id (e.g. ``"4"``, ``"5.1"``).
+        messages: The chat messages to send.
+        query: What a retrieving system should search for (usually the bare question).
+        max_tokens: Generation cap the benchmark prescribes.
+        temperature: 0.0 means greedy decoding.
+    """
+
+    sample: Sample
+    template: str
+    messages: tuple[Message, ...]
+    query: str
+    max_tokens: int = 250
+    temperature: float = 0.0
+
+
+@dataclass(frozen=True)
+class Output:
+    """What a system produced for a task.
+
+    Attributes:
+        text: The final answer text.
+        usage: Tokens spent, summed over every LLM call the system made.
+        latency_s: Wall-clock seconds for the whole task.
+        cache_hit: Whether every LLM call was served from the response cache.
+        model: The model identifier the backend reported.
+        trace: JSON-serialisable details (retrieved passages, intermediate calls) for reports.
+    """
+
+    text: str
+    usage: Usage = field(default_factory=Usage)
+    latency_s: float = 0.0
+    cache_hit: bool = False
+    model: str = ""
+    trace: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Score:
+    """One scorer's judgement of one output.
+
+    Attributes:
+        value: In [0, 1]; means and confidence intervals are computed over it.
+        label: A class name when the scorer classifies (``correct``/``partial``/``incorrect``).
+        explanation: Why, in words (a judge's rationale, which answers matched).
+        data: JSON-serialisable extras (matched answers, raw judge JSON).
+    """
+
+    value: float
+    label: str | None = None
+    explanation: str = ""
+    data: Mapping[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Scorer(Protocol):
+    """Scores an output. ``name`` is unique in the scorer registry and names result columns."""
+
+    name: str
+
+    async def score(self, task: Task, output: Output) -> Score:
+        """Judge ``output`` for ``task``; raise on failure (the runner records it per sample)."""
+        ...
+
+
+@runtime_checkable
+class Benchmark(Protocol):
+    """A dataset plus templates plus scorers.
+
+    Attributes:
+        name: Registry name (``wikicontradict``).
+        templates: Every template id, in display order.
+        default_templates: Templates run when the user names none.
+        breakdowns: Sample-metadata keys reports group results by.
+    """
+
+    name: str
+    templates: tuple[str, ...]
+    default_templates: tuple[str, ...]
+    breakdowns: tuple[str, ...]
+
+    def samples(self) -> Iterator[Sample]:
+        """Every sample in a stable order (``--limit N`` takes the first N)."""
+        ...
+
+    def render(self, sample: Sample, template: str) -> Task:
+        """The task a system receives for ``sample`` under ``template``."""
+        ...
+
+    def scorers(self, judge: LLM | None) -> Sequence[Scorer]:
+        """Default scorers; those needing a model are left out when ``judge`` is ``None``."""
+        ...
+
+
+BenchmarkFactory = Callable[["Settings", Mapping[str, Any]], Benchmark]
+"""Builds a benchmark from settings and user options (e.g. a dataset path)."""
+
+_BENCHMARKS: dict[str, BenchmarkFactory] = {}
+
+
+class UnknownBenchmarkError(FreshwikiError):
+    """A benchmark name nobody registered."""
+
+
+def register_benchmark(name: str) -> Callable[[BenchmarkFactory], BenchmarkFactory]:
+    """Register a benchmark factory under ``name`` (decorator)."""
+
+    def decorate(factory: BenchmarkFactory) -> BenchmarkFactory:
+        _BENCHMARKS[name] = factory
+        return factory
+
+    return decorate
+
+
+def benchmark_names() -> list[str]:
+    """Registered benchmark names, sorted."""
+    _load_builtin()
+    return sorted(_BENCHMARKS)
+
+
+def load_benchmark(
+    name: str, settings: Settings, options: Mapping[str, Any] | None = None
+) -> Benchmark:
+    """Build the benchmark registered as ``name``.
+
+    Raises:
+        UnknownBenchmarkError: naming the known benchmarks.
+    """
+    _load_builtin()
+    try:
+        factory = _BENCHMARKS[name]
+    except KeyError:
+        raise UnknownBenchmarkError(
+            f"unknown benchmark {name!r}",
+            hint=f"choose one of: {', '.join(sorted(_BENCHMARKS))}.",
+        ) from None
+    return factory(settings, options or {})
+
+
+ScorerFactory = Callable[["LLM | None"], Scorer]
+"""Builds a scorer given the judge model (``None`` when no judge was configured)."""
+
+_SCORERS: dict[str, ScorerFactory] = {}
+
+
+class UnknownScorerError(FreshwikiError):
+    """A scorer name nobody registered."""
+
+
+def register_scorer(name: str) -> Callable[[ScorerFactory], ScorerFactory]:
+    """Register a scorer factory under ``name`` (decorator), so ``--scorer NAME`` finds it."""
+
+    def decorate(factory: ScorerFactory) -> ScorerFactory:
+        _SCORERS[name] = factory
+        return factory
+
+    return decorate
+
+
+def scorer_names() -> list[str]:
+    """Registered scorer names, sorted."""
+    _load_builtin()
+    return sorted(_SCORERS)
+
+
+def load_scorer(name: str, judge: LLM | None) -> Scorer:
+    """Build the scorer registered as ``name``.
+
+    Raises:
+        UnknownScorerError: naming the known scorers.
+    """
+    _load_builtin()
+    try:
+        factory = _SCORERS[name]
+    except KeyError:
+        raise UnknownScorerError(
+            f"unknown scorer {name!r}", hint=f"choose one of: {', '.join(sorted(_SCORERS))}."
+        ) from None
+    return factory(judge)
+
+
+def _load_builtin() -> None:
+    """Import the built-in benchmarks so their ``register_benchmark`` decorators run."""
+    import freshwiki.benchmarks.wikicontradict  # noqa: F401

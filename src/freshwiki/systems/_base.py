@@ -1,0 +1,91 @@
+"""The system-under-test seam: a :class:`System` turns a benchmark :class:`Task` into an
+:class:`Output`. Systems are found by name, so ``--system rag`` needs no runner change."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from freshwiki.errors import FreshwikiError
+
+if TYPE_CHECKING:
+    from freshwiki.benchmarks import Output, Task
+    from freshwiki.config import Settings
+    from freshwiki.llm import LLM
+
+
+@runtime_checkable
+class System(Protocol):
+    """Something that answers benchmark tasks.
+
+    Attributes:
+        name: Registry name (``vanilla``, ``rag``).
+    """
+
+    name: str
+
+    def describe(self) -> Mapping[str, Any]:
+        """Everything that determines its outputs besides the model (k, index name, ...).
+
+        The runner stores it with the run and keys resumption on it, so changing an option
+        starts a new run instead of mixing answers from two configurations.
+        """
+        ...
+
+    async def respond(self, task: Task) -> Output:
+        """Answer one task; raise on failure (the runner records the error per sample)."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release what the system holds (indexes, files). The LLM is closed by its owner."""
+        ...
+
+
+SystemFactory = Callable[["LLM", "Settings", Mapping[str, Any]], System]
+"""Builds a system from the model client under test, settings and user options."""
+
+_SYSTEMS: dict[str, SystemFactory] = {}
+
+
+class UnknownSystemError(FreshwikiError):
+    """A system name nobody registered."""
+
+
+def register_system(name: str) -> Callable[[SystemFactory], SystemFactory]:
+    """Register a system factory under ``name`` (decorator)."""
+
+    def decorate(factory: SystemFactory) -> SystemFactory:
+        _SYSTEMS[name] = factory
+        return factory
+
+    return decorate
+
+
+def system_names() -> list[str]:
+    """Registered system names, sorted."""
+    _load_builtin()
+    return sorted(_SYSTEMS)
+
+
+def load_system(
+    name: str, llm: LLM, settings: Settings, options: Mapping[str, Any] | None = None
+) -> System:
+    """Build the system registered as ``name`` around ``llm``.
+
+    Raises:
+        UnknownSystemError: naming the known systems.
+    """
+    _load_builtin()
+    try:
+        factory = _SYSTEMS[name]
+    except KeyError:
+        raise UnknownSystemError(
+            f"unknown system {name!r}", hint=f"choose one of: {', '.join(sorted(_SYSTEMS))}."
+        ) from None
+    return factory(llm, settings, options or {})
+
+
+def _load_builtin() -> None:
+    """Import the built-in systems so their ``register_system`` decorators run."""
+    import freshwiki.systems.rag  # noqa: F401
+    import freshwiki.systems.vanilla  # noqa: F401
