@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -35,3 +36,31 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.fail(f"../shared/data not found beside the checkout (looked in {SHARED_DATA})")
     return SHARED_DATA
+
+
+TOPIC_NAMES = ("head", "tail", "recent")
+
+
+def write_small_topics(shared_data: Path, data_dir: Path, per_file: int = 4) -> dict[str, str]:
+    """Copy the first ``per_file`` leads of each topic file into ``data_dir``'s layout."""
+    folder = data_dir / "wikipedia" / "topics"
+    folder.mkdir(parents=True, exist_ok=True)
+    chosen: dict[str, str] = {}
+    for name in TOPIC_NAMES:
+        file = f"{name}_articles_en.json"
+        leads = json.loads((shared_data / "wikipedia/topics" / file).read_text(encoding="utf-8"))
+        subset = dict(list(leads.items())[:per_file])
+        (folder / file).write_text(json.dumps(subset), encoding="utf-8")
+        chosen.update(subset)
+    return chosen
+
+
+@pytest.fixture
+def small_data_dir(
+    shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """``FRESHWIKI_DATA_DIR`` pointing at 12 real leads laid out like the shared data."""
+    data_dir = tmp_path / "data"
+    write_small_topics(shared_data, data_dir)
+    monkeypatch.setenv("FRESHWIKI_DATA_DIR", str(data_dir))
+    return data_dir

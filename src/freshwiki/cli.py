@@ -8,7 +8,7 @@ import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -26,6 +26,10 @@ from rich.table import Table
 from freshwiki import __version__
 from freshwiki.config import ResolvedSettings, describe, load_settings
 from freshwiki.errors import FreshwikiError
+
+if TYPE_CHECKING:
+    from freshwiki.config import Settings
+    from freshwiki.retrieval import HybridIndex
 
 app = typer.Typer(
     help="freshwiki: LLMs and knowledge that is recent, changing or contradictory.",
@@ -412,6 +416,32 @@ def index_build(
               + ", ".join(f"{k}={v}" for k, v in stats.items()), soft_wrap=True)
 
 
+def _open_index(settings: Settings, name: str | None) -> HybridIndex:
+    """The named index, or the user's `main`, or the default corpus (built once, with a bar)."""
+    from freshwiki.retrieval import (
+        DEFAULT_INDEX,
+        has_index,
+        open_search_index,
+        resolve_index_name,
+    )
+
+    name = resolve_index_name(settings, name)
+    if name != DEFAULT_INDEX or has_index(settings, DEFAULT_INDEX):
+        return open_search_index(settings, name)
+    err.print("[bold]Building the default corpus once[/bold]: 10,419 Wikipedia lead paragraphs "
+              f"from {settings.data_dir}/wikipedia/topics (a few minutes; later runs load it).",
+              soft_wrap=True)
+    with Progress(TextColumn("{task.description}"), BarColumn(),
+                  TextColumn("{task.completed}/{task.total}"), TimeRemainingColumn(),
+                  console=err) as progress:
+        task = progress.add_task("default corpus", total=None)
+
+        def report(stage: str, done: int, of: int | None) -> None:
+            progress.update(task, description=stage, completed=done, total=of)
+
+        return open_search_index(settings, name, progress=report)
+
+
 @app.command()
 def search(
     query: Annotated[str, typer.Argument(help="What to look for.")],
@@ -424,13 +454,16 @@ def search(
     since: Annotated[str | None, typer.Option(help="Passages dated on/after YYYY-MM-DD.")] = None,
     until: Annotated[str | None, typer.Option(help="Passages dated on/before YYYY-MM-DD.")
                      ] = None,
-    name: Annotated[str, typer.Option(help="Index name.")] = "main",
+    name: Annotated[str | None, typer.Option(
+        help="Index name (default: your `main` index if built, else the default corpus).")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Search the corpus index (hybrid BM25 + dense, time-aware)."""
     import datetime as dt
 
-    from freshwiki.retrieval import METHODS, HybridIndex, IndexNotFoundError, default_index_dir
+    from freshwiki.retrieval import METHODS
+    from freshwiki.serve import search_payload
 
     if method not in METHODS:
         raise typer.BadParameter(f"{method!r} is not one of {', '.join(METHODS)}",
@@ -446,14 +479,7 @@ def search(
                                      param_hint=flag) from None
 
     settings = _state.resolved().settings
-    try:
-        index = HybridIndex.load(default_index_dir(settings, name))
-    except IndexNotFoundError as exc:
-        raise FreshwikiError(
-            exc.message,
-            hint=f"build it with `freshwiki index build --name {name}` "
-            "(after `freshwiki corpus ingest PATH`).",
-        ) from exc
+    index = _open_index(settings, name)
     try:
         hits = index.search(query, k, method=method, time_intent=time,  # type: ignore[arg-type]
                             titles=title or None, since=day(since, "--since"),
@@ -461,17 +487,7 @@ def search(
     finally:
         index.close()
     if as_json:
-        out.print_json(json.dumps({
-            "query": query,
-            "attribution": ATTRIBUTION,
-            "hits": [{
-                "rank": h.rank, "score": h.score, "id": h.passage.id, "title": h.passage.title,
-                "section": list(h.passage.section_path), "text": h.passage.text,
-                "timestamp": h.passage.timestamp.isoformat() if h.passage.timestamp else None,
-                "bm25_rank": h.bm25_rank, "dense_rank": h.dense_rank,
-                "time_score": h.time_score,
-            } for h in hits],
-        }))
+        out.print_json(json.dumps(search_payload(query, hits, k=k, time=time, method=method)))
         return
     if not hits:
         out.print("no passages found")
@@ -482,6 +498,203 @@ def search(
         out.print(escape(h.passage.text), soft_wrap=True, highlight=False)
         out.print()
     err.print(f"[dim]{ATTRIBUTION}[/dim]")
+
+
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option(help="Address to listen on (loopback by default).")
+                    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port.")] = 8765,
+    name: Annotated[str | None, typer.Option(
+        help="Index to serve (default: your `main` index if built, else the default corpus).")
+    ] = None,
+) -> None:
+    """Serve the HTTP API: `/v1/search` (and `/docs` for the interactive reference)."""
+    import uvicorn
+
+    from freshwiki.retrieval import resolve_index_name
+    from freshwiki.serve import create_app
+
+    settings = _state.resolved().settings
+    served = resolve_index_name(settings, name)
+    index = _open_index(settings, served)
+    err.print(f"serving index {served!r} ({len(index)} passages) on http://{host}:{port}  "
+              f"[dim]{ATTRIBUTION}[/dim]", soft_wrap=True)
+    try:
+        uvicorn.run(create_app(settings, index=index, index_name=served), host=host, port=port,
+                    log_level="warning")
+    finally:
+        index.close()
+
+
+def _key_values(pairs: list[str] | None, flag: str) -> dict[str, Any]:
+    """``KEY=VALUE`` flags → a dict; a value that parses as JSON (3, true, 0.5) is typed."""
+    values: dict[str, Any] = {}
+    for pair in pairs or []:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key.strip():
+            raise typer.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint=flag)
+        try:
+            values[key.strip()] = json.loads(raw)
+        except ValueError:
+            values[key.strip()] = raw
+    return values
+
+
+@app.command("eval")
+def eval_command(
+    benchmark: Annotated[str, typer.Argument(help="Benchmark name, e.g. wikicontradict.")],
+    system: Annotated[str, typer.Option("--system", "-s", help="System under test: vanilla, "
+                                        "rag, ...")] = "vanilla",
+    model: Annotated[str | None, typer.Option(
+        "--model", "-m", help="Model spec of the system (default: the configured model).")
+    ] = None,
+    templates: Annotated[str | None, typer.Option(
+        help="Comma-separated template ids, e.g. 4,5 (default: the benchmark's).")] = None,
+    limit: Annotated[int | None, typer.Option(help="Only the first N samples.")] = None,
+    judge: Annotated[str | None, typer.Option(
+        help="Judge model spec, or 'none' (default: the configured model).")] = None,
+    scorer: Annotated[list[str] | None, typer.Option(
+        "--scorer", help="Scorer name, repeatable (default: the benchmark's scorers).")] = None,
+    option: Annotated[list[str] | None, typer.Option(
+        "--option", "-o", help="System option KEY=VALUE, repeatable (rag: k, index, time).")
+    ] = None,
+    benchmark_option: Annotated[list[str] | None, typer.Option(
+        "--benchmark-option", help="Benchmark option KEY=VALUE, repeatable (e.g. path=FILE).")
+    ] = None,
+    concurrency: Annotated[int | None, typer.Option(
+        help="Items in flight (default: twice the model's concurrency).")] = None,
+    max_consecutive_failures: Annotated[int, typer.Option(
+        help="Stop when this many attempts in a row fail with the same error (0: never).")
+    ] = 10,
+    label: Annotated[str, typer.Option(help="Display name in reports (default system/model).")
+                     ] = "",
+    cache: Annotated[bool, typer.Option(help="Reuse stored answers to identical requests.")
+                     ] = True,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Run a system on a benchmark; re-running the same command resumes the same run."""
+    from freshwiki.evaluation import run_evaluation
+
+    settings = _state.resolved().settings
+    chosen = [t.strip() for t in templates.split(",") if t.strip()] if templates else None
+    summary = asyncio.run(run_evaluation(
+        benchmark, system=system, model=model, judge=judge if judge is not None else "default",
+        templates=chosen, limit=limit, scorers=scorer or None,
+        options=_key_values(option, "--option"),
+        benchmark_options=_key_values(benchmark_option, "--benchmark-option"),
+        concurrency=concurrency, max_consecutive_failures=max_consecutive_failures,
+        label=label, settings=settings, cache=settings.cache and cache, console=err,
+    ))
+    if as_json:
+        out.print_json(json.dumps(summary.to_json()))
+    else:
+        info = summary.info
+        table = Table(title=f"{info.benchmark} · {info.system} · {info.model}")
+        for col in ("template", "scorer", "mean", "n"):
+            table.add_column(col, justify="left" if col in ("template", "scorer") else "right")
+        for m in summary.means:
+            table.add_row(m.template, m.scorer, "-" if m.n == 0 else f"{m.mean:.3f}", str(m.n))
+        out.print(table)
+        out.print(f"{summary.complete}/{summary.items} sample x template items complete "
+                  f"({summary.new_outputs} new outputs, {summary.new_scores} new scores)",
+                  soft_wrap=True)
+    if summary.failures:
+        groups: dict[tuple[str, str, str], list[Any]] = {}
+        for f in summary.failures:
+            groups.setdefault((f.stage, f.scorer or "", f.error_type), []).append(f)
+        err.print(f"[bold yellow]{len(summary.failures)} item(s) failed[/bold yellow] (recorded; "
+                  "re-run the same command to retry them):", soft_wrap=True)
+        for (stage, name, kind), items in groups.items():
+            where = f"{stage} {name}".strip()
+            first = items[0].message.splitlines()[0][:200] if items[0].message else ""
+            ids = ", ".join(f"{i.sample_id}/{i.template}" for i in items[:5])
+            more = f" +{len(items) - 5} more" if len(items) > 5 else ""
+            err.print(f"  {len(items)} x {escape(where)}: {escape(kind)}: {escape(first)} "
+                      f"[dim]({escape(ids)}{more})[/dim]", soft_wrap=True, highlight=False)
+    err.print(f"run id: [bold]{summary.info.run_id}[/bold]  (`freshwiki runs` lists runs)",
+              soft_wrap=True)
+
+
+@app.command()
+def runs(
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """List evaluation runs: id, benchmark, system, model, progress and failures."""
+    from freshwiki.evaluation import ResultsStore, default_results_path
+
+    settings = _state.resolved().settings
+    path = default_results_path(settings)
+    overviews = []
+    if path.exists():
+        with ResultsStore(path) as store:
+            overviews = store.list_runs()
+    rows = [{
+        "run_id": o.info.run_id, "benchmark": o.info.benchmark, "system": o.info.system,
+        "model": o.info.model, "label": o.info.label,
+        "created": o.info.created_at.isoformat(), "updated": o.info.updated_at.isoformat(),
+        "outputs": o.outputs, "scores": o.scores, "failures": o.failures,
+        "templates": list(o.info.config.get("templates") or []),
+        "limit": o.info.config.get("limit"), "code_version": o.info.code_version,
+    } for o in overviews]
+    if as_json:
+        out.print_json(json.dumps(rows))
+        return
+    if not rows:
+        out.print(f"no runs in {path}; start one with `freshwiki eval BENCHMARK`", soft_wrap=True)
+        return
+    table = Table(title=f"runs in {path}")
+    table.add_column("run id", no_wrap=True)
+    for col in ("benchmark", "system", "model"):
+        table.add_column(col, overflow="fold")
+    table.add_column("created (UTC)")
+    table.add_column("done", justify="right")
+    table.add_column("failed", justify="right")
+    for r in rows:
+        failures = f"[red]{r['failures']}[/red]" if r["failures"] else "0"
+        table.add_row(str(r["run_id"]), str(r["benchmark"]), str(r["system"]),
+                      escape(str(r["model"])), str(r["created"])[:16].replace("T", " "),
+                      str(r["outputs"]), failures)
+    out.print(table)
+    out.print("done: sample x template outputs committed; `freshwiki runs --json` has more.",
+              soft_wrap=True)
+
+
+@app.command("report")
+def report(
+    run_ids: Annotated[list[str], typer.Argument(
+        help="Run ids or unique prefixes (see `freshwiki runs`); two or more are compared.",
+        metavar="RUN_ID...")],
+    out_dir: Annotated[Path | None, typer.Option(
+        "--out", help="Folder for report.html and report.md [default: HOME/reports/ID-ID].")
+    ] = None,
+    by: Annotated[list[str] | None, typer.Option(
+        "--by", help="Sample-metadata key to break results down by (repeatable; default: "
+        "the benchmark's breakdowns).")] = None,
+) -> None:
+    """Write a self-contained HTML report and a Markdown summary of evaluation runs."""
+    from freshwiki.evaluation._report import write_report
+    from freshwiki.evaluation._store import ResultsStore, default_results_path
+
+    settings = _state.resolved().settings
+    store_path = default_results_path(settings)
+    if not store_path.exists():  # don't create an empty store just to say a run is missing
+        raise FreshwikiError(
+            f"no evaluation results at {store_path}, so no run {run_ids[0]!r}",
+            hint="`freshwiki runs` lists stored runs; `freshwiki eval` makes one "
+            "(is FRESHWIKI_HOME the same?).",
+        )
+    with ResultsStore(store_path) as store:
+        results = [store.load_run(run_id) for run_id in run_ids]
+    ids = [r.info.run_id for r in results]
+    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    if repeated:
+        raise FreshwikiError(f"run {', '.join(repeated)} given more than once",
+                             hint="name each run once; `freshwiki runs` lists them.")
+    target = out_dir if out_dir is not None else settings.home / "reports" / "-".join(ids)
+    html_path, md_path = write_report(results, target, by=by)
+    out.print(f"HTML report:      {html_path}", soft_wrap=True, markup=False, highlight=False)
+    out.print(f"Markdown summary: {md_path}", soft_wrap=True, markup=False, highlight=False)
 
 
 def main() -> None:

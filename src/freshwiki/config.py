@@ -36,6 +36,17 @@ def _default_models_dir() -> Path:
     return Path(platformdirs.user_cache_dir("freshwiki")) / "models"
 
 
+def _default_data_dir() -> Path:
+    """The shared real-data folder: ``../shared/data`` beside the working folder or the clone.
+
+    Checked in that order so a user running from their own project folder can keep data beside
+    it, while a developer's editable install finds the data beside the repository.
+    """
+    candidates = [Path.cwd().parent / "shared" / "data",
+                  Path(__file__).resolve().parents[3] / "shared" / "data"]
+    return next((c for c in candidates if c.is_dir()), candidates[-1])
+
+
 @dataclass(frozen=True)
 class Settings:
     """Every tunable of freshwiki, resolved. Build one with :func:`load_settings`."""
@@ -88,6 +99,11 @@ class Settings:
     cache: bool = field(
         default=True,
         metadata={"help": "Reuse stored LLM responses for identical requests."},
+    )
+    data_dir: Path = field(
+        default_factory=_default_data_dir,
+        metadata={"help": "Folder of real public data (topics, WikiContradict, dumps); "
+                  "the default corpus is built from its wikipedia/topics."},
     )
 
     @property

@@ -16,6 +16,16 @@ are public for benchmarks and for callers that need only one of them.
 
 from freshwiki.retrieval._bm25 import BM25Index, Tokenizer
 from freshwiki.retrieval._dates import extract_years
+from freshwiki.retrieval._default_corpus import (
+    DEFAULT_INDEX,
+    USER_INDEX,
+    build_default_index,
+    default_corpus_path,
+    default_corpus_sources,
+    has_index,
+    open_search_index,
+    resolve_index_name,
+)
 from freshwiki.retrieval._dense import DenseIndex
 from freshwiki.retrieval._embed import (
     DIMENSION,
@@ -39,10 +49,12 @@ from freshwiki.retrieval._hybrid import (
 from freshwiki.retrieval._time import TimeIntent, rerank_order, time_scores
 
 __all__ = [
+    "DEFAULT_INDEX",
     "DIMENSION",
     "FUSION_METHODS",
     "METHODS",
     "MODEL_NAME",
+    "USER_INDEX",
     "BM25Index",
     "DenseIndex",
     "Embedder",
@@ -57,11 +69,17 @@ __all__ = [
     "SearchHit",
     "TimeIntent",
     "Tokenizer",
+    "build_default_index",
     "default_cache_path",
+    "default_corpus_path",
+    "default_corpus_sources",
     "default_index_dir",
     "extract_years",
     "fuse",
+    "has_index",
     "model_directory",
+    "open_search_index",
     "rerank_order",
+    "resolve_index_name",
     "time_scores",
 ]
