@@ -41,5 +41,15 @@ step "installing freshwiki and its pinned dependencies (llama-cpp-python compile
 step "assembling and verifying the default models (kept in FRESHWIKI_MODELS_DIR)"
 "$VENV/bin/freshwiki" models install qwen2.5-coder-1.5b smollm2-135m
 
+step "headless Chromium (Debian package) for the tests that check web pages in a real browser"
+if ! command -v chromium >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+    else
+        echo "chromium not found: install it (e.g. sudo apt-get install chromium) for the browser tests" >&2
+        exit 1
+    fi
+fi
+
 touch "$VENV/.freshwiki-installed"
 step "ready: $VENV"

@@ -81,14 +81,15 @@ def test_bad_spec_and_bad_env_are_clean_errors() -> None:
 
 @pytest.mark.e2e
 def test_ask_streams_an_answer_from_a_real_model(smollm2_path: Path) -> None:
-    proc = run_cli("ask", "--model", "local:smollm2-135m", "--max-tokens", "24",
+    proc = run_cli("ask", "--no-retrieve", "--model", "local:smollm2-135m", "--max-tokens", "24",
                    "What is the capital of France?")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip()
+    assert "Sources:" not in proc.stdout
     assert "completion tokens" in proc.stderr
     # The second run is answered from the persistent cache in FRESHWIKI_HOME.
-    again = run_cli("ask", "--model", "local:smollm2-135m", "--max-tokens", "24",
-                    "What is the capital of France?")
+    again = run_cli("ask", "--no-retrieve", "--model", "local:smollm2-135m", "--max-tokens",
+                    "24", "What is the capital of France?")
     assert again.stdout == proc.stdout and "from cache" in again.stderr
     (row,) = json.loads(run_cli("llm", "calls", "--json").stdout)
     assert row["model"].startswith("smollm2-135m@") and row["calls"] == 2
@@ -99,7 +100,26 @@ def test_ask_streams_an_answer_from_a_real_model(smollm2_path: Path) -> None:
 def test_unreachable_server_via_cli_is_typed_and_bounded() -> None:
     from tests.e2e.fixtures import free_port
 
-    proc = run_cli("ask", "--model", f"openai:x@http://127.0.0.1:{free_port()}/v1", "hi",
+    proc = run_cli("ask", "--no-retrieve", "--model",
+                   f"openai:x@http://127.0.0.1:{free_port()}/v1", "hi",
                    env={"FRESHWIKI_TIMEOUT": "3"})
     assert proc.returncode == 2
     assert "gave up" in proc.stderr and "connection" in proc.stderr
+
+
+@pytest.mark.e2e
+def test_ask_answers_from_the_default_corpus_with_sources(
+    smollm2_path: Path, small_data_dir: Path
+) -> None:
+    proc = run_cli("ask", "--model", "local:smollm2-135m", "--max-tokens", "32", "-k", "2",
+                   "Which website provided a directory of torrent files and magnet links?")
+    assert proc.returncode == 0, proc.stderr
+    assert "Building the default corpus once" in proc.stderr
+    answer, _, sources = proc.stdout.partition("Sources:")
+    assert answer.strip()
+    assert sources.splitlines()[1].strip().startswith("[1] KickassTorrents")
+    assert "CC BY-SA 4.0" in sources
+    again = run_cli("ask", "--model", "local:smollm2-135m", "--max-tokens", "32", "-k", "2",
+                    "Which website provided a directory of torrent files and magnet links?")
+    assert "Building the default corpus" not in again.stderr  # loaded from disk
+    assert again.stdout == proc.stdout and "from cache" in again.stderr

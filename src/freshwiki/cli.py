@@ -108,20 +108,42 @@ def ask(
     max_tokens: Annotated[int, typer.Option(help="Cap on generated tokens.")] = 512,
     stream: Annotated[bool, typer.Option(help="Print tokens as they are generated.")] = True,
     cache: Annotated[bool, typer.Option(help="Reuse a stored answer to the same request.")] = True,
+    retrieve: Annotated[bool, typer.Option(
+        help="Answer from passages retrieved from the corpus (--no-retrieve: the LLM alone).")
+    ] = True,
+    k: Annotated[int, typer.Option("-k", help="Passages to retrieve.")] = 3,
+    time: Annotated[str, typer.Option(
+        "--time", help="Time intent for retrieval: recent, year=YYYY or none.")] = "none",
+    index_name: Annotated[str | None, typer.Option(
+        "--index", help="Index to retrieve from (default: your `main` index if built, "
+        "else the default corpus).")] = None,
 ) -> None:
-    """Answer a question with the LLM alone, streaming the reply to the terminal."""
+    """Answer a question from Wikipedia passages (or the LLM alone), streaming the reply."""
     from freshwiki.llm import open_llm
+    from freshwiki.systems.rag import context_messages
     from freshwiki.systems.vanilla import vanilla_messages
 
     if not question.strip():
         raise typer.BadParameter("the question is empty", param_hint="QUESTION")
+    if k < 1:
+        raise typer.BadParameter(f"must be at least 1, got {k}", param_hint="-k")
     settings = _state.resolved(model=model).settings
-    messages = vanilla_messages(question)
 
     async def run() -> None:
         err.print(f"[dim]model {settings.model}[/dim]")
+        # The model first: a wrong spec or missing weights fails in a second, before any
+        # minutes spent building the default corpus.
         llm = open_llm(settings.model, settings=settings, cache=settings.cache and cache)
+        messages = vanilla_messages(question)
+        hits: list[Any] = []
         try:
+            if retrieve:
+                index = _open_index(settings, index_name)
+                try:
+                    hits = index.search(question, k, time_intent=time)
+                finally:
+                    index.close()
+                messages = list(context_messages(messages, hits))
             if stream:
                 chat = llm.stream(messages, max_tokens=max_tokens, tag="ask")
                 async for delta in chat:
@@ -134,6 +156,15 @@ def ask(
                 out.print(result.text, markup=False, highlight=False)
         finally:
             await llm.aclose()
+        if hits:
+            out.print("\nSources:")
+            for number, hit in enumerate(hits, start=1):
+                when = hit.passage.timestamp.date().isoformat() if hit.passage.timestamp else ""
+                out.print(f"  [{number}] {escape(hit.passage.heading)}"
+                          f"{f' ({when})' if when else ''}", soft_wrap=True, highlight=False)
+            out.print(f"  [dim]{ATTRIBUTION}[/dim]")
+        elif retrieve:
+            err.print("[yellow]no passage matched: the answer comes from the model alone[/yellow]")
         if result is not None:
             speed = (
                 f", {result.usage.completion_tokens / result.latency_s:.1f} tok/s"
@@ -647,7 +678,7 @@ def runs(
     table.add_column("run id", no_wrap=True)
     for col in ("benchmark", "system", "model"):
         table.add_column(col, overflow="fold")
-    table.add_column("created (UTC)")
+    table.add_column("created (UTC)", overflow="fold")
     table.add_column("done", justify="right")
     table.add_column("failed", justify="right")
     for r in rows:
@@ -663,10 +694,9 @@ def runs(
 @app.command("report")
 def report(
     run_ids: Annotated[list[str], typer.Argument(
-        help="Run ids or unique prefixes (see `freshwiki runs`); two or more are compared.",
-        metavar="RUN_ID...")],
+        help="Run ids or unique prefixes (see `freshwiki runs`); two or more are compared.")],
     out_dir: Annotated[Path | None, typer.Option(
-        "--out", help="Folder for report.html and report.md [default: HOME/reports/ID-ID].")
+        "--out", help="Folder for report.html and report.md (default: HOME/reports/ID-ID).")
     ] = None,
     by: Annotated[list[str] | None, typer.Option(
         "--by", help="Sample-metadata key to break results down by (repeatable; default: "

@@ -45,7 +45,7 @@ class RunInfo:
 
 @dataclass(frozen=True)
 class ScoredItem:
-    """One committed sample × template × scorer result.
+    """One committed sample x template x scorer result.
 
     Attributes:
         sample_id: The sample's stable id.
@@ -70,7 +70,7 @@ class ScoredItem:
 
 @dataclass(frozen=True)
 class FailedItem:
-    """A sample × template (× scorer, if scoring failed) that raised, with its cause.
+    """A sample x template (x scorer, if scoring failed) that raised, with its cause.
 
     Attributes:
         sample_id: The sample's stable id.

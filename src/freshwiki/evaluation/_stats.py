@@ -1,0 +1,548 @@
+"""Statistics over scored items: means with bootstrap CIs, paired run comparisons, agreement.
+
+Everything here consumes :class:`~freshwiki.evaluation._types.ScoredItem` s only, so it is
+tested on hand-built results without a model.
+
+Design choices, and why:
+
+* **Percentile bootstrap** for every mean: scores are bounded, often binary or three-valued
+  (1 / 0.5 / 0), and samples are small, where a normal-theory interval can poke outside [0, 1].
+  A resample's mean depends only on how often each *distinct* value is drawn, so for the usual
+  few distinct scores resamples are drawn as multinomial counts over them: exactly the
+  bootstrap distribution, at a cost of ``resamples x distinct values`` instead of
+  ``resamples x n``.
+* **Clustered by sample** whenever a group holds several items of one sample (templates pooled):
+  answers to the same sample under different templates are correlated, and treating them as
+  independent would make the interval too narrow. Whole samples are resampled instead.
+* **Fixed seed**: the same results give the same report, byte for byte.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from freshwiki.evaluation._types import RunResults, ScoredItem
+
+FloatArray = npt.NDArray[np.float64]
+
+# Cells (resamples x categories) drawn at once: bounds memory to ~16 MB per chunk.
+_CHUNK_CELLS = 1 << 21
+# Up to this many distinct values, resamples are drawn as counts per value (scores are usually
+# 0 / 0.5 / 1), which is much cheaper than drawing n indices per resample.
+_FEW_DISTINCT = 32
+# Up to this many non-zero paired differences, the sign-flip test enumerates all 2^m flips.
+_EXACT_FLIP_LIMIT = 16
+# Fields of ScoredItem that ``by=`` may name; every other name is a sample-metadata key.
+_ITEM_FIELDS = ("scorer", "template", "label", "sample_id")
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A confidence interval.
+
+    Attributes:
+        low: Lower bound.
+        high: Upper bound.
+        confidence: Nominal coverage, e.g. 0.95.
+    """
+
+    low: float
+    high: float
+    confidence: float
+
+
+@dataclass(frozen=True)
+class GroupSummary:
+    """The mean score of one group of items (e.g. one scorer x template x breakdown value).
+
+    Attributes:
+        by: The grouping names, e.g. ``("scorer", "template", "contradiction")``.
+        key: This group's value for each name (``None`` when an item lacks that metadata key).
+        n: Items in the group.
+        n_samples: Distinct samples among them (fewer than ``n`` when templates are pooled).
+        mean: Mean value, ``None`` for an empty group.
+        ci: Bootstrap interval of the mean; ``None`` when ``n`` is 0.
+        label_counts: How many items carry each label (scorers that classify).
+    """
+
+    by: tuple[str, ...]
+    key: tuple[str | None, ...]
+    n: int
+    n_samples: int
+    mean: float | None
+    ci: Interval | None
+    label_counts: Mapping[str, int]
+
+    def get(self, name: str) -> str | None:
+        """This group's value for grouping name ``name``."""
+        return self.key[self.by.index(name)]
+
+
+@dataclass(frozen=True)
+class PairedComparison:
+    """Run A against run B on the items both scored, matched by (sample, template).
+
+    Attributes:
+        run_a: Run id of A.
+        run_b: Run id of B.
+        scorer: Scorer compared.
+        template: Template compared, or ``None`` for all templates pooled.
+        n_paired: Matched pairs.
+        n_only_a: Items of A with no partner in B (failed or not yet run in B).
+        n_only_b: Items of B with no partner in A.
+        mean_a: Mean of A over the pairs.
+        mean_b: Mean of B over the pairs.
+        difference: ``mean_a - mean_b``.
+        ci: Paired bootstrap interval of the difference.
+        test: Which test produced ``p_value`` (see :func:`paired_comparison`).
+        p_value: Two-sided p-value for "no difference"; ``None`` without pairs.
+        wins: Pairs where A scored higher.
+        losses: Pairs where B scored higher.
+        ties: Pairs scored the same.
+    """
+
+    run_a: str
+    run_b: str
+    scorer: str
+    template: str | None
+    n_paired: int
+    n_only_a: int
+    n_only_b: int
+    mean_a: float | None
+    mean_b: float | None
+    difference: float | None
+    ci: Interval | None
+    test: str
+    p_value: float | None
+    wins: int
+    losses: int
+    ties: int
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """How often two classifying scorers give the same label to the same answer.
+
+    Attributes:
+        scorer_a: First scorer (matrix rows).
+        scorer_b: Second scorer (matrix columns).
+        labels: Row/column order: labels by descending mean score, so "correct" comes first.
+        matrix: ``matrix[i][j]`` counts answers labelled ``labels[i]`` by A and ``labels[j]``
+            by B.
+        n: Answers both scorers labelled.
+        percent: Observed agreement in percent; ``None`` when ``n`` is 0.
+        kappa: Cohen's kappa; ``None`` when undefined (no answers, or chance agreement is 1
+            because both scorers used one and the same label throughout).
+        n_unmatched: Labelled answers of either scorer that the other did not label.
+    """
+
+    scorer_a: str
+    scorer_b: str
+    labels: tuple[str, ...]
+    matrix: tuple[tuple[int, ...], ...]
+    n: int
+    percent: float | None
+    kappa: float | None
+    n_unmatched: int
+
+
+def natural_key(text: str | None) -> tuple[Any, ...]:
+    """Sort key putting ``"5"`` before ``"5.1"`` and ``"10"``, and ``None`` last.
+
+    Template ids are version-like strings; plain string order would put "10" before "2".
+    """
+    if text is None:
+        return (1,)
+    parts = re.split(r"(\d+)", text)
+    return (0, *((0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts if p))
+
+
+def _as_array(values: Iterable[float] | FloatArray) -> FloatArray:
+    array = np.asarray(list(values) if not isinstance(values, np.ndarray) else values,
+                       dtype=np.float64)
+    if array.ndim != 1:
+        raise ValueError(f"expected a flat sequence of numbers, got shape {array.shape}")
+    if not np.all(np.isfinite(array)):
+        raise ValueError("values contain NaN or infinity")
+    return array
+
+
+def _check(confidence: float, resamples: int) -> None:
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    if resamples < 1:
+        raise ValueError(f"resamples must be at least 1, got {resamples}")
+
+
+def _resampled_means(draws: int, probs: FloatArray | None, sums: FloatArray,
+                     counts: FloatArray, resamples: int,
+                     rng: np.random.Generator) -> FloatArray:
+    """Means of bootstrap resamples, each drawing ``draws`` categories with replacement.
+
+    A resample's mean is ``sum(sums) / sum(counts)`` over the categories drawn. With ``probs``
+    (few distinct categories of unequal weight) the draws are multinomial counts per category,
+    costing ``resamples x categories``; with ``probs=None`` (equally likely categories, many of
+    them) they are plain indices, costing ``resamples x draws``. Chunked to bound memory.
+    """
+    width = len(sums) if probs is not None else draws
+    chunk = max(1, _CHUNK_CELLS // width)
+    means: list[FloatArray] = []
+    done = 0
+    while done < resamples:
+        size = min(chunk, resamples - done)
+        if probs is not None:
+            weights = rng.multinomial(draws, probs, size=size).astype(np.float64)
+            means.append((weights @ sums) / (weights @ counts))
+        else:
+            picks = rng.integers(0, len(sums), size=(size, draws))
+            means.append(sums[picks].sum(axis=1) / counts[picks].sum(axis=1))
+        done += size
+    return np.concatenate(means)
+
+
+def _percentile(means: FloatArray, confidence: float) -> Interval:
+    alpha = 1.0 - confidence
+    low, high = np.quantile(means, [alpha / 2, 1 - alpha / 2])
+    return Interval(float(low), float(high), confidence)
+
+
+def bootstrap_ci(values: Iterable[float] | FloatArray, *, confidence: float = 0.95,
+                 resamples: int = 10_000, seed: int = 0) -> Interval | None:
+    """Percentile bootstrap confidence interval of the mean of ``values``.
+
+    Args:
+        values: Independent observations (one score per answer).
+        confidence: Nominal coverage.
+        resamples: Bootstrap resamples; 10,000 keeps the bounds' Monte Carlo error well below
+            the third decimal that reports print.
+        seed: Random seed, fixed so a report is reproducible.
+
+    Returns:
+        ``None`` for no values (there is nothing to estimate); a zero-width interval at the
+        value when all values are equal (every resample has that mean), including n = 1.
+
+    Raises:
+        ValueError: ``values`` holds NaN/infinity, or ``confidence``/``resamples`` is invalid.
+    """
+    _check(confidence, resamples)
+    array = _as_array(values)
+    if array.size == 0:
+        return None
+    distinct, freq = np.unique(array, return_counts=True)
+    if distinct.size == 1:
+        return Interval(float(distinct[0]), float(distinct[0]), confidence)
+    rng = np.random.default_rng(seed)
+    if distinct.size <= _FEW_DISTINCT:
+        means = _resampled_means(array.size, freq / array.size, distinct,
+                                 np.ones_like(distinct), resamples, rng)
+    else:
+        means = _resampled_means(array.size, None, array, np.ones_like(array), resamples, rng)
+    return _percentile(means, confidence)
+
+
+def cluster_bootstrap_ci(values: Iterable[float] | FloatArray, clusters: Sequence[str], *,
+                         confidence: float = 0.95, resamples: int = 10_000,
+                         seed: int = 0) -> Interval | None:
+    """Bootstrap interval of the mean when observations come in correlated clusters.
+
+    Whole clusters (samples) are resampled and the mean is taken over all their items, so a
+    sample answered under five templates counts as one draw, not five independent ones. With
+    one item per cluster this is the ordinary bootstrap.
+
+    Args:
+        values: One value per item.
+        clusters: The cluster (sample id) of each item, aligned with ``values``.
+        confidence: Nominal coverage.
+        resamples: Bootstrap resamples.
+        seed: Random seed.
+
+    Returns:
+        As :func:`bootstrap_ci`.
+
+    Raises:
+        ValueError: As :func:`bootstrap_ci`, or ``clusters`` is not aligned with ``values``.
+    """
+    _check(confidence, resamples)
+    array = _as_array(values)
+    if len(clusters) != array.size:
+        raise ValueError(f"{array.size} values but {len(clusters)} cluster ids")
+    if array.size == 0:
+        return None
+    if np.all(array == array[0]):
+        return Interval(float(array[0]), float(array[0]), confidence)
+    index: dict[str, int] = {}
+    codes = np.array([index.setdefault(c, len(index)) for c in clusters])
+    sums = np.bincount(codes, weights=array).astype(np.float64)
+    counts = np.bincount(codes).astype(np.float64)
+    k = len(index)
+    rng = np.random.default_rng(seed)
+    means = _resampled_means(k, None, sums, counts, resamples, rng)
+    return _percentile(means, confidence)
+
+
+def _field(item: ScoredItem, name: str) -> str | None:
+    value: Any = getattr(item, name) if name in _ITEM_FIELDS else item.metadata.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _mean_and_ci(group: Sequence[ScoredItem], confidence: float, resamples: int,
+                 seed: int) -> tuple[float | None, Interval | None]:
+    if not group:
+        return None, None
+    values = [i.value for i in group]
+    ids = [i.sample_id for i in group]
+    if len(set(ids)) < len(ids):
+        ci = cluster_bootstrap_ci(values, ids, confidence=confidence, resamples=resamples,
+                                  seed=seed)
+    else:
+        ci = bootstrap_ci(values, confidence=confidence, resamples=resamples, seed=seed)
+    return math.fsum(values) / len(values), ci
+
+
+def summarize(items: Iterable[ScoredItem], by: Sequence[str] = ("scorer", "template"), *,
+              confidence: float = 0.95, resamples: int = 10_000,
+              seed: int = 0) -> list[GroupSummary]:
+    """Mean, bootstrap CI, n and label counts for each group of items.
+
+    Args:
+        items: Scored items, usually of one run.
+        by: Grouping names: ``scorer``, ``template``, ``label`` or ``sample_id`` (item fields)
+            or any sample-metadata key (``contradiction``, ``scope``). ``()`` gives one group.
+        confidence: Nominal coverage of the intervals.
+        resamples: Bootstrap resamples per group.
+        seed: Random seed (the same for every group, so a group's CI does not depend on which
+            other groups exist).
+
+    Returns:
+        One summary per non-empty group, ordered naturally by key (template "5" before
+        "5.1"; a missing metadata value last).
+    """
+    by = tuple(by)
+    groups: dict[tuple[str | None, ...], list[ScoredItem]] = defaultdict(list)
+    for item in items:
+        groups[tuple(_field(item, name) for name in by)].append(item)
+    summaries = []
+    for key in sorted(groups, key=lambda k: tuple(natural_key(v) for v in k)):
+        group = groups[key]
+        mean, ci = _mean_and_ci(group, confidence, resamples, seed)
+        labels = Counter(i.label for i in group if i.label is not None)
+        summaries.append(GroupSummary(
+            by=by, key=key, n=len(group), n_samples=len({i.sample_id for i in group}),
+            mean=mean, ci=ci, label_counts=dict(sorted(labels.items())),
+        ))
+    return summaries
+
+
+def _index(items: Iterable[ScoredItem], scorer: str, template: str | None,
+           run: str) -> dict[tuple[str, str], ScoredItem]:
+    found: dict[tuple[str, str], ScoredItem] = {}
+    for item in items:
+        if item.scorer != scorer or (template is not None and item.template != template):
+            continue
+        key = (item.sample_id, item.template)
+        if key in found:
+            raise ValueError(f"run {run}: scorer {scorer!r} scored sample {item.sample_id!r} "
+                             f"under template {item.template!r} twice")
+        found[key] = item
+    return found
+
+
+def mcnemar_exact_p(b: int, c: int) -> float:
+    """Two-sided exact McNemar p-value from the discordant pair counts ``b`` and ``c``.
+
+    Under "no difference" each discordant pair is equally likely to go either way, so the
+    smaller count is binomial(b + c, 1/2); concordant pairs carry no information.
+    """
+    m = b + c
+    if m == 0:
+        return 1.0
+    tail = sum(math.comb(m, i) for i in range(min(b, c) + 1))
+    return min(1.0, 2 * tail / (1 << m))  # exact integer ratio, correctly rounded
+
+
+def _flip_signs(m: int, size: int, rng: np.random.Generator) -> Iterator[npt.NDArray[np.int8]]:
+    chunk = max(1, _CHUNK_CELLS // m)
+    done = 0
+    while done < size:
+        rows = min(chunk, size - done)
+        yield (rng.integers(0, 2, size=(rows, m), dtype=np.int8) * 2 - 1).astype(np.int8)
+        done += rows
+
+
+def sign_flip_p(differences: Iterable[float] | FloatArray, *, resamples: int = 10_000,
+                seed: int = 0) -> tuple[float, bool]:
+    """Two-sided sign-flip permutation test that paired differences are centred on zero.
+
+    Under "no difference" the two runs' scores for a pair are exchangeable, so each difference
+    is as likely to have either sign. The statistic is ``|Σ d|``; zero differences are the
+    same under every flip and drop out.
+
+    Args:
+        differences: One difference per independent unit (a pair, or a sample's summed pairs).
+        resamples: Random sign flips when there are too many units to enumerate.
+        seed: Random seed for the random flips.
+
+    Returns:
+        ``(p_value, exact)``: all 2^m flips are enumerated when at most 16 differences are
+        non-zero (exact); otherwise ``(1 + hits) / (1 + resamples)`` from random flips, which
+        never reports an impossible p of 0.
+    """
+    d = _as_array(differences)
+    d = d[d != 0]
+    m = d.size
+    if m == 0:
+        return 1.0, True
+    observed = abs(math.fsum(d))
+    tolerance = 1e-9 * float(np.abs(d).sum())
+    if m <= _EXACT_FLIP_LIMIT:
+        patterns = np.arange(2**m)[:, None] >> np.arange(m) & 1
+        stats = np.abs((1 - 2 * patterns) @ d)
+        return float(np.mean(stats >= observed - tolerance)), True
+    rng = np.random.default_rng(seed)
+    hits = sum(int(np.sum(np.abs(signs @ d) >= observed - tolerance))
+               for signs in _flip_signs(m, resamples, rng))
+    return (1 + hits) / (1 + resamples), False
+
+
+def paired_comparison(run_a: RunResults, run_b: RunResults, scorer: str,
+                      template: str | None = None, *, confidence: float = 0.95,
+                      resamples: int = 10_000, seed: int = 0) -> PairedComparison:
+    """Compare two runs on the answers both have, pair by pair.
+
+    Items are matched by (sample id, template): the same question asked the same way, so
+    per-sample difficulty cancels out and the comparison is far sharper than comparing two
+    unpaired means. Items only one run has (failed or not yet run) are counted, not used.
+
+    The test depends on the data:
+
+    * **Exact McNemar** when every score is 0 or 1 and each sample contributes one pair: only
+      discordant pairs (one run right, the other wrong) carry information, and the exact
+      binomial test on them is valid at any sample size, where the chi-squared version is not.
+    * **Sign-flip permutation test** otherwise (graded scores such as 0.5, or templates pooled):
+      it assumes only that, with no difference, each pair's difference is as likely positive
+      as negative, not that differences are normal as a paired t-test would. With templates
+      pooled, a sample's pairs are summed and flipped together because they are correlated.
+      For binary single-template data the two tests give the same p-value; McNemar is used
+      there because it is exact at any n and is the name readers expect.
+
+    Args:
+        run_a: Run A (differences are A - B).
+        run_b: Run B.
+        scorer: Scorer whose values are compared.
+        template: One template, or ``None`` for all.
+        confidence: Nominal coverage of the difference's interval.
+        resamples: Bootstrap resamples (and random flips for a large sign-flip test).
+        seed: Random seed.
+
+    Returns:
+        The comparison; means, interval and p-value are ``None`` without pairs.
+
+    Raises:
+        ValueError: a run scored the same sample x template with ``scorer`` twice.
+    """
+    a = _index(run_a.items, scorer, template, run_a.info.run_id)
+    b = _index(run_b.items, scorer, template, run_b.info.run_id)
+    keys = sorted(a.keys() & b.keys())
+    def result(**rest: Any) -> PairedComparison:
+        return PairedComparison(
+            run_a=run_a.info.run_id, run_b=run_b.info.run_id, scorer=scorer, template=template,
+            n_paired=len(keys), n_only_a=len(a.keys() - b.keys()),
+            n_only_b=len(b.keys() - a.keys()), **rest)
+
+    if not keys:
+        return result(mean_a=None, mean_b=None, difference=None, ci=None,
+                      test="none (no pairs)", p_value=None, wins=0, losses=0, ties=0)
+    va = np.array([a[k].value for k in keys])
+    vb = np.array([b[k].value for k in keys])
+    diff = va - vb
+    samples = [k[0] for k in keys]
+    clustered = len(set(samples)) < len(samples)
+    binary = bool(np.all(np.isin(va, (0.0, 1.0))) and np.all(np.isin(vb, (0.0, 1.0))))
+    if clustered:
+        ci = cluster_bootstrap_ci(diff, samples, confidence=confidence, resamples=resamples,
+                                  seed=seed)
+    else:
+        ci = bootstrap_ci(diff, confidence=confidence, resamples=resamples, seed=seed)
+    if binary and not clustered:
+        p = mcnemar_exact_p(int(np.sum(diff > 0)), int(np.sum(diff < 0)))
+        test = "exact McNemar"
+    else:
+        per_sample: dict[str, float] = defaultdict(float)
+        for sample, d in zip(samples, diff, strict=True):
+            per_sample[sample] += float(d)
+        p, exact = sign_flip_p(list(per_sample.values()), resamples=resamples, seed=seed)
+        test = "sign-flip permutation" + (" by sample" if clustered else "") + (
+            " (exact)" if exact else f" ({resamples:,} random flips)")
+    return result(
+        mean_a=float(va.mean()), mean_b=float(vb.mean()),
+        difference=float(va.mean() - vb.mean()), ci=ci, test=test, p_value=p,
+        wins=int(np.sum(diff > 0)), losses=int(np.sum(diff < 0)), ties=int(np.sum(diff == 0)),
+    )
+
+
+def classifying_scorers(items: Iterable[ScoredItem]) -> list[str]:
+    """Scorers that gave at least one label, in natural order."""
+    return sorted({i.scorer for i in items if i.label is not None}, key=natural_key)
+
+
+def _label_order(items: Sequence[ScoredItem]) -> tuple[str, ...]:
+    values: dict[str, list[float]] = defaultdict(list)
+    for item in items:
+        if item.label is not None:
+            values[item.label].append(item.value)
+
+    def order(label: str) -> tuple[float, str]:
+        return -math.fsum(values[label]) / len(values[label]), label
+
+    return tuple(sorted(values, key=order))
+
+
+def label_agreement(items: Iterable[ScoredItem], scorer_a: str, scorer_b: str) -> Agreement:
+    """Percent agreement, Cohen's kappa and confusion matrix of two classifying scorers.
+
+    Answers are matched by (sample id, template). Kappa corrects percent agreement for the
+    agreement expected by chance from each scorer's label frequencies: a judge that says
+    "correct" 90 % of the time agrees with anything that does the same 81 % of the time by
+    chance, which percent agreement alone would hide.
+
+    Args:
+        items: Scored items of one run, holding both scorers' results.
+        scorer_a: Scorer for the matrix rows (e.g. the LLM judge).
+        scorer_b: Scorer for the columns (e.g. the deterministic matcher).
+
+    Returns:
+        The agreement; percent and kappa are ``None`` when undefined.
+    """
+    pool = [i for i in items if i.label is not None and i.scorer in (scorer_a, scorer_b)]
+    la = {(i.sample_id, i.template): str(i.label) for i in pool if i.scorer == scorer_a}
+    lb = {(i.sample_id, i.template): str(i.label) for i in pool if i.scorer == scorer_b}
+    keys = la.keys() & lb.keys()
+    labels = _label_order(pool)
+    position = {label: k for k, label in enumerate(labels)}
+    counts = Counter((position[la[key]], position[lb[key]]) for key in keys)
+    matrix = np.array([[counts[(r, c)] for c in range(len(labels))] for r in range(len(labels))],
+                      dtype=np.int64).reshape(len(labels), len(labels))
+    n = len(keys)
+    percent = kappa = None
+    if n:
+        observed = float(np.trace(matrix)) / n
+        chance = float(matrix.sum(axis=1) @ matrix.sum(axis=0)) / n**2
+        percent = 100.0 * observed
+        kappa = None if math.isclose(chance, 1.0) else (observed - chance) / (1.0 - chance)
+    return Agreement(
+        scorer_a=scorer_a, scorer_b=scorer_b, labels=labels,
+        matrix=tuple(tuple(int(c) for c in row) for row in matrix), n=n, percent=percent,
+        kappa=kappa, n_unmatched=len(la.keys() ^ lb.keys()),
+    )
