@@ -1,7 +1,7 @@
 # The two commands of the README: `make run` and `make test`. Both set up .venv when needed.
 VENV   := .venv
 STAMP  := $(VENV)/.freshwiki-installed
-Q      ?= What is Wikipedia, and why can an answer drawn from it be out of date?
+Q      ?= When did the Israel–Hamas war begin, and where is it being fought?
 
 .PHONY: run test lint setup lock bench
 
@@ -10,7 +10,7 @@ $(STAMP): pyproject.toml constraints.txt scripts/bootstrap.sh
 
 setup: $(STAMP)
 
-## The main job on the embedded default: answer a question with the default local model.
+## The main job on the embedded default: answer from the default corpus (built once) with the default local model.
 run: $(STAMP)
 	$(VENV)/bin/freshwiki ask "$(Q)"
 
