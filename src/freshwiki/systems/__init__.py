@@ -6,8 +6,10 @@
 from freshwiki.systems._base import (
     System,
     SystemFactory,
+    SystemSetupError,
     UnknownSystemError,
     load_system,
+    read_options,
     register_system,
     system_names,
 )
@@ -15,8 +17,10 @@ from freshwiki.systems._base import (
 __all__ = [
     "System",
     "SystemFactory",
+    "SystemSetupError",
     "UnknownSystemError",
     "load_system",
+    "read_options",
     "register_system",
     "system_names",
 ]

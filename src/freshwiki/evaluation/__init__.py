@@ -1,0 +1,62 @@
+"""Evaluation: run benchmarks against systems, store the results, and report on them.
+
+Statistics and reports consume only the run-result types in ``_types``, so they are tested
+on hand-built results without running a model.
+"""
+
+from freshwiki.evaluation._report import write_report
+from freshwiki.evaluation._runner import (
+    EvaluationError,
+    RunSummary,
+    ScoreMean,
+    SystemicFailureError,
+    evaluate,
+    load_plugins,
+    run_evaluation,
+)
+from freshwiki.evaluation._stats import (
+    Agreement,
+    GroupSummary,
+    Interval,
+    PairedComparison,
+    bootstrap_ci,
+    cluster_bootstrap_ci,
+    label_agreement,
+    paired_comparison,
+    summarize,
+)
+from freshwiki.evaluation._store import (
+    ResultsStore,
+    RunOverview,
+    UnknownRunError,
+    default_results_path,
+)
+from freshwiki.evaluation._types import FailedItem, RunInfo, RunResults, ScoredItem
+
+__all__ = [
+    "Agreement",
+    "EvaluationError",
+    "FailedItem",
+    "GroupSummary",
+    "Interval",
+    "PairedComparison",
+    "ResultsStore",
+    "RunInfo",
+    "RunOverview",
+    "RunResults",
+    "RunSummary",
+    "ScoreMean",
+    "ScoredItem",
+    "SystemicFailureError",
+    "UnknownRunError",
+    "bootstrap_ci",
+    "cluster_bootstrap_ci",
+    "default_results_path",
+    "evaluate",
+    "label_agreement",
+    "load_plugins",
+    "paired_comparison",
+    "run_evaluation",
+    "summarize",
+    "write_report",
+]

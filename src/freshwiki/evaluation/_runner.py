@@ -1,0 +1,647 @@
+"""The evaluation runner: benchmark x system x model → committed outputs and scores.
+
+One run is identified by everything that determines its outputs (:func:`run_identity`):
+benchmark name, options and dataset identity, system name and ``describe()``, the model's
+identity (weights sha256 for local models, not the spec string) and the judge's identity.
+The run id is a short hash of that, so the same command always names the same run.
+Templates, ``--limit`` and scorers are *not* part of it: they only widen the work set, so
+``--limit 40`` after ``--limit 20`` continues the same run and adds 20 samples.
+
+For each sample x template of the work set the runner responds unless an output is already
+committed, commits the output at once, then runs each scorer whose score is not yet
+committed and commits each score at once (:class:`~freshwiki.evaluation._store.ResultsStore`
+makes every commit exactly-once). Re-running the same command therefore continues where it
+stopped; a killed process loses at most the items in flight.
+
+Concurrency: the LLM client already bounds calls per backend; the runner also bounds items
+in flight (default: twice the model client's concurrency, so the next prompt is ready the
+moment a slot frees, without queueing the whole benchmark in memory).
+
+Errors are per item: an exception while rendering, responding or scoring is recorded in the
+store with its cause, counted, and the run goes on; the next run retries it. Two exceptions
+to that rule stop the run with a :class:`~freshwiki.errors.FreshwikiError` instead:
+
+* :class:`~freshwiki.systems.SystemSetupError`: the system cannot answer anything (a missing
+  index); every sample would fail the same way.
+* **Systemic failure**: when the last ``max_consecutive_failures`` (default 10) finished
+  attempts of one stage (responding, or one scorer) all failed with the same exception type,
+  the cause is evidently not the samples (a server down, a judge that cannot produce JSON):
+  the run stops rather than record 253 identical failures. Successes of that stage reset
+  the count, so scattered failures never stop a run. ``0`` disables the rule.
+
+Plugins: modules named in ``FRESHWIKI_PLUGINS`` (comma-separated) are imported before names
+are resolved, so a project can register its own benchmarks, systems and scorers without
+changing freshwiki (the tests use it to run a slow test system in a real subprocess).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import hashlib
+import importlib
+import json
+import math
+import os
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from itertools import islice
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
+
+import freshwiki
+from freshwiki.benchmarks import (
+    Benchmark,
+    Output,
+    Sample,
+    Scorer,
+    Task,
+    load_benchmark,
+    load_scorer,
+)
+from freshwiki.config import Settings, load_settings
+from freshwiki.errors import FreshwikiError
+from freshwiki.evaluation._store import ResultsStore, default_results_path, work_set_items
+from freshwiki.evaluation._types import FailedItem, RunInfo
+from freshwiki.llm import LLM, open_llm
+from freshwiki.systems import System, SystemSetupError, load_system
+
+if TYPE_CHECKING:
+    from rich.progress import Task as ProgressTask
+
+PLUGINS_ENV = "FRESHWIKI_PLUGINS"
+DEFAULT_MAX_CONSECUTIVE_FAILURES = 10
+RUN_ID_LENGTH = 12
+
+
+class EvaluationError(FreshwikiError):
+    """An evaluation cannot start or cannot go on (bad templates, systemic failure...)."""
+
+
+class SystemicFailureError(EvaluationError):
+    """The same error kept recurring: the run stopped instead of recording it per item."""
+
+
+# -- plugins and provenance ----------------------------------------------------------------
+
+
+def load_plugins(environ: Mapping[str, str] | None = None) -> list[str]:
+    """Import the modules named in ``FRESHWIKI_PLUGINS`` so their registrations run.
+
+    Returns:
+        The module names imported.
+
+    Raises:
+        EvaluationError: a module cannot be imported (naming it and why).
+    """
+    env = os.environ if environ is None else environ
+    names = [n.strip() for n in env.get(PLUGINS_ENV, "").split(",") if n.strip()]
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except Exception as exc:
+            raise EvaluationError(
+                f"{PLUGINS_ENV}: cannot import plugin module {name!r} "
+                f"({type(exc).__name__}: {exc})",
+                hint="name importable modules, comma-separated (is it on PYTHONPATH?), or "
+                f"unset {PLUGINS_ENV}.",
+            ) from exc
+    return names
+
+
+@lru_cache(maxsize=1)
+def code_version() -> str:
+    """The freshwiki version plus the git commit of its source, ``+dirty`` when modified.
+
+    Only the package folder is checked for modifications: edited tests or docs do not
+    change what a run computes. Outside a git checkout (an installed wheel) it is just the
+    version.
+    """
+    version = freshwiki.__version__
+    root = Path(freshwiki.__file__).resolve().parent
+
+    def git(*args: str) -> str | None:
+        try:
+            proc = subprocess.run(["git", "-C", str(root), *args], capture_output=True,
+                                  text=True, timeout=20, check=False)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return proc.stdout.strip() if proc.returncode == 0 else None
+
+    head = git("rev-parse", "HEAD")
+    if not head:
+        return version
+    status = git("status", "--porcelain", "--", ".")
+    dirty = "+dirty" if status is None or status else ""
+    return f"{version} (git {head}{dirty})"
+
+
+def dataset_identity(benchmark: Benchmark) -> dict[str, Any]:
+    """What a benchmark says about its data, when it says anything.
+
+    The :class:`~freshwiki.benchmarks.Benchmark` protocol does not require it; a benchmark
+    may expose ``describe()`` (a mapping, e.g. dataset path and sha256) and/or a
+    ``dataset_hash`` attribute, and both become part of the run identity, so a changed
+    dataset starts a new run.
+    """
+    out: dict[str, Any] = {}
+    describe = getattr(benchmark, "describe", None)
+    if callable(describe):
+        out.update(dict(describe()))
+    digest = getattr(benchmark, "dataset_hash", None)
+    if digest is not None:
+        out["dataset_hash"] = digest
+    return out
+
+
+def llm_identity(llm: LLM) -> str:
+    """``backend:model_id``: the weights' hash for local models, URL + name for servers."""
+    return f"{llm.backend.name}:{llm.backend.model_id}"
+
+
+def run_identity(
+    benchmark: Benchmark,
+    system: System,
+    llm: LLM,
+    judge: LLM | None,
+    benchmark_options: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Everything that determines a run's outputs (and scores); hashed into its id."""
+    return {
+        "benchmark": benchmark.name,
+        "benchmark_options": dict(benchmark_options or {}),
+        "dataset": dataset_identity(benchmark),
+        "system": system.name,
+        "system_config": dict(system.describe()),
+        "model": llm_identity(llm),
+        "judge": None if judge is None else llm_identity(judge),
+    }
+
+
+def make_run_id(identity: Mapping[str, Any]) -> str:
+    """A short hex digest of the canonical JSON of ``identity``."""
+    canonical = json.dumps(identity, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:RUN_ID_LENGTH]
+
+
+# -- results -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ScoreMean:
+    """The mean score of one template x scorer over the work set's committed items."""
+
+    template: str
+    scorer: str
+    mean: float
+    n: int
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """What one invocation of the runner did, and where the run stands.
+
+    Attributes:
+        info: The run (as stored, with the widened work set).
+        items: Sample x template pairs in this invocation's work set.
+        already_done: Of those, complete (output and every score) before it started.
+        complete: Of those, complete now.
+        new_outputs: Outputs committed by this invocation.
+        new_scores: Scores committed by this invocation.
+        new_failures: Failed attempts in this invocation.
+        failures: Unresolved failures in the work set (the next run retries them).
+        means: Mean score per template x scorer over the work set.
+    """
+
+    info: RunInfo
+    items: int
+    already_done: int
+    complete: int
+    new_outputs: int
+    new_scores: int
+    new_failures: int
+    failures: tuple[FailedItem, ...] = ()
+    means: tuple[ScoreMean, ...] = field(default=())
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-serialisable view (``freshwiki eval --json``)."""
+        return {
+            "run_id": self.info.run_id,
+            "benchmark": self.info.benchmark,
+            "system": self.info.system,
+            "model": self.info.model,
+            "label": self.info.label,
+            "items": self.items,
+            "already_done": self.already_done,
+            "complete": self.complete,
+            "new_outputs": self.new_outputs,
+            "new_scores": self.new_scores,
+            "new_failures": self.new_failures,
+            "failures": [
+                {"sample_id": f.sample_id, "template": f.template, "stage": f.stage,
+                 "scorer": f.scorer, "error_type": f.error_type, "message": f.message}
+                for f in self.failures
+            ],
+            "means": [
+                {"template": m.template, "scorer": m.scorer,
+                 "mean": None if math.isnan(m.mean) else m.mean, "n": m.n}
+                for m in self.means
+            ],
+            "config": dict(self.info.config),
+            "code_version": self.info.code_version,
+            "model_hashes": dict(self.info.model_hashes),
+        }
+
+
+# -- the runner ----------------------------------------------------------------------------
+
+
+class _RateColumn(ProgressColumn):
+    """Items per second (rich's own speed column formats bytes)."""
+
+    def render(self, task: ProgressTask) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text("? it/s" if speed is None else f"{speed:.2f} it/s", style="progress.data.speed")
+
+
+class _Breaker:
+    """Stops the run when one stage keeps failing the same way; see the module docstring."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._streaks: dict[str, tuple[str, int, str]] = {}
+
+    def ok(self, stage: str) -> None:
+        self._streaks.pop(stage, None)
+
+    def failed(self, stage: str, exc: BaseException, committed: int, run_id: str) -> None:
+        kind = type(exc).__name__
+        previous = self._streaks.get(stage)
+        count = previous[1] + 1 if previous is not None and previous[0] == kind else 1
+        first = previous[2] if previous is not None and previous[0] == kind else str(exc)
+        self._streaks[stage] = (kind, count, first)
+        if self.limit and count >= self.limit:
+            what = "responding" if stage == "respond" else f"scoring with {stage[6:]!r}"
+            raise SystemicFailureError(
+                f"run {run_id} stopped: the last {count} attempts at {what} all failed with "
+                f"{kind}: {first.splitlines()[0] if first else kind}",
+                hint=f"nothing is lost ({committed} result(s) committed this time). Fix the "
+                "cause, then re-run the same command to resume; failed items are retried. "
+                "--max-consecutive-failures 0 disables this stop.",
+            )
+
+
+@dataclass
+class _Counts:
+    outputs: int = 0
+    scores: int = 0
+    failures: int = 0
+
+
+def _select_templates(benchmark: Benchmark, templates: Sequence[str] | None) -> list[str]:
+    chosen = list(dict.fromkeys(templates)) if templates else list(benchmark.default_templates)
+    unknown = [t for t in chosen if t not in benchmark.templates]
+    if unknown:
+        raise EvaluationError(
+            f"benchmark {benchmark.name!r} has no template {', '.join(map(repr, unknown))}",
+            hint=f"its templates: {', '.join(benchmark.templates)}.",
+        )
+    if not chosen:
+        raise EvaluationError(f"no templates selected for benchmark {benchmark.name!r}",
+                              hint=f"pass --templates, e.g. {benchmark.templates[0]}."
+                              if benchmark.templates else None)
+    return chosen
+
+
+def _select_samples(benchmark: Benchmark, limit: int | None) -> list[Sample]:
+    if limit is not None and limit < 1:
+        raise EvaluationError(f"--limit must be at least 1, got {limit}",
+                              hint="omit it to run every sample.")
+    samples = list(islice(benchmark.samples(), limit))
+    seen: set[str] = set()
+    for sample in samples:
+        if sample.id in seen:
+            raise EvaluationError(
+                f"benchmark {benchmark.name!r} yields sample id {sample.id!r} twice",
+                hint="sample ids key the results and must be unique; fix the loader.",
+            )
+        seen.add(sample.id)
+    return samples
+
+
+async def evaluate(
+    benchmark: Benchmark,
+    system: System,
+    *,
+    llm: LLM,
+    store: ResultsStore,
+    scorers: Sequence[Scorer],
+    model_spec: str,
+    judge: LLM | None = None,
+    judge_spec: str | None = None,
+    templates: Sequence[str] | None = None,
+    limit: int | None = None,
+    benchmark_options: Mapping[str, Any] | None = None,
+    concurrency: int | None = None,
+    max_consecutive_failures: int = DEFAULT_MAX_CONSECUTIVE_FAILURES,
+    label: str = "",
+    console: Console | None = None,
+) -> RunSummary:
+    """Run (or resume) ``system`` on ``benchmark`` and commit every result to ``store``.
+
+    Args:
+        benchmark: The benchmark (its first ``limit`` samples x ``templates``).
+        system: The system under test, built around ``llm``.
+        llm: The system's model client: its identity keys the run, its concurrency sizes
+            the number of items in flight.
+        store: Where results are committed.
+        scorers: Scorers to run on every output (names must be unique).
+        model_spec: The model spec as the user gave it (recorded, displayed).
+        judge: The judge model client, part of the run identity (``None``: no judge).
+        judge_spec: The judge spec as given (recorded).
+        templates: Template ids (default: the benchmark's default templates).
+        limit: Only the first ``limit`` samples (default: all).
+        benchmark_options: Options the benchmark was built with (part of the identity).
+        concurrency: Items in flight (default: twice the model client's concurrency).
+        max_consecutive_failures: See the module docstring; ``0`` never stops.
+        label: Display name for reports (default ``system/model``).
+        console: Where to draw the progress bar (``None``: no progress display).
+
+    Raises:
+        EvaluationError: bad templates/limit/scorers, or a systemic failure.
+        SystemSetupError: the system cannot work at all.
+    """
+    chosen_templates = _select_templates(benchmark, templates)
+    samples = _select_samples(benchmark, limit)
+    names = [s.name for s in scorers]
+    if len(set(names)) != len(names):
+        raise EvaluationError(f"scorer names repeat: {', '.join(names)}",
+                              hint="name each scorer once.")
+    width = concurrency if concurrency is not None else 2 * llm.concurrency
+    if width < 1:
+        raise EvaluationError(f"--concurrency must be at least 1, got {width}")
+
+    identity = run_identity(benchmark, system, llm, judge, benchmark_options)
+    run_id = make_run_id(identity)
+    config = {
+        **identity,
+        "model_spec": model_spec,
+        "judge_spec": judge_spec,
+        "templates": chosen_templates,
+        "scorers": names,
+        "limit": limit,
+    }
+    hashes = {"model": llm.backend.model_id}
+    if judge is not None:
+        hashes["judge"] = judge.backend.model_id
+    store.open_run(RunInfo(
+        run_id=run_id, benchmark=benchmark.name, system=system.name, model=model_spec,
+        config=config, code_version=code_version(), model_hashes=hashes,
+        created_at=_placeholder_time(), updated_at=_placeholder_time(),
+        label=label or f"{system.name}/{model_spec}",
+    ))
+
+    done_outputs = store.done_outputs(run_id)
+    done_scores = store.done_scores(run_id)
+
+    def complete(sample: Sample, template: str) -> bool:
+        return (sample.id, template) in done_outputs and all(
+            (sample.id, template, n) in done_scores for n in names
+        )
+
+    work = [(i, s, t) for i, s in enumerate(samples) for t in chosen_templates]
+    pending = [(i, s, t) for i, s, t in work if not complete(s, t)]
+    already_done = len(work) - len(pending)
+    counts = _Counts()
+    breaker = _Breaker(max_consecutive_failures)
+
+    def fail(stage: str, sample: Sample, template: str, exc: Exception,
+             scorer: str | None = None) -> None:
+        store.record_failure(run_id, sample.id, template, stage, exc, scorer=scorer)
+        counts.failures += 1
+        breaker.failed(stage if scorer is None else f"score:{scorer}", exc,
+                       counts.outputs + counts.scores, run_id)
+
+    async def process(index: int, sample: Sample, template: str) -> None:
+        has_output = (sample.id, template) in done_outputs
+        todo = [s for s in scorers if (sample.id, template, s.name) not in done_scores]
+        try:
+            task: Task = benchmark.render(sample, template)
+        except Exception as exc:
+            if not has_output:
+                fail("respond", sample, template, exc)
+            for scorer in todo:
+                fail("score", sample, template, exc, scorer.name)
+            return
+        output: Output | None
+        if has_output:
+            output = store.get_output(run_id, sample.id, template)
+            assert output is not None  # committed outputs are never deleted
+        else:
+            try:
+                answer = await system.respond(task)
+            except SystemSetupError:
+                raise
+            except Exception as exc:
+                fail("respond", sample, template, exc)
+                return
+            output, inserted = store.commit_output(run_id, sample, template, answer,
+                                                   sample_index=index)
+            counts.outputs += int(inserted)
+            breaker.ok("respond")
+        for scorer in todo:
+            try:
+                score = await scorer.score(task, output)
+                inserted = store.commit_score(run_id, sample.id, template, scorer.name, score)
+            except SystemSetupError:
+                raise
+            except Exception as exc:
+                fail("score", sample, template, exc, scorer.name)
+                continue
+            counts.scores += int(inserted)
+            breaker.ok(f"score:{scorer.name}")
+
+    progress = _progress(console) if console is not None else None
+    bar = None
+    if progress is not None:
+        progress.start()
+        bar = progress.add_task(f"run {run_id}", total=len(work),
+                                completed=already_done, failed=0)
+    queue = iter(pending)
+
+    async def worker() -> None:
+        for index, sample, template in queue:
+            await process(index, sample, template)
+            if progress is not None and bar is not None:
+                progress.update(bar, advance=1, failed=counts.failures)
+
+    workers = [asyncio.create_task(worker()) for _ in range(min(width, max(len(pending), 1)))]
+    try:
+        await asyncio.gather(*workers)
+    except BaseException:
+        for w in workers:
+            w.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
+        raise
+    finally:
+        if progress is not None:
+            progress.stop()
+
+    return _summarise(store, run_id, samples, chosen_templates, names, already_done, counts)
+
+
+def _placeholder_time() -> dt.datetime:
+    """Creation times are set by the store; RunInfo needs a value to be built."""
+    return dt.datetime.now(dt.UTC)
+
+
+def _progress(console: Console) -> Progress:
+    # Narrow enough for the 80 columns rich assumes when stderr is not a terminal.
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(bar_width=16),
+        MofNCompleteColumn(),
+        _RateColumn(),
+        TextColumn("[red]{task.fields[failed]} failed"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(compact=True),
+        console=console,
+        transient=False,
+    )
+
+
+def _summarise(
+    store: ResultsStore,
+    run_id: str,
+    samples: Sequence[Sample],
+    templates: Sequence[str],
+    scorers: Sequence[str],
+    already_done: int,
+    counts: _Counts,
+) -> RunSummary:
+    results = store.load_run(run_id)
+    ids = [s.id for s in samples]
+    items = work_set_items(results, sample_ids=ids, templates=templates, scorers=scorers)
+    means = []
+    for template in templates:
+        for scorer in scorers:
+            values = [i.value for i in items if i.template == template and i.scorer == scorer]
+            means.append(ScoreMean(template, scorer,
+                                   sum(values) / len(values) if values else float("nan"),
+                                   len(values)))
+    id_set = set(ids)
+    failures = tuple(
+        f for f in results.failures
+        if f.sample_id in id_set and f.template in templates
+        and (f.stage == "respond" or f.scorer in scorers)
+    )
+    done_outputs = store.done_outputs(run_id)
+    done_scores = store.done_scores(run_id)
+    complete = sum(
+        1 for s in samples for t in templates
+        if (s.id, t) in done_outputs and all((s.id, t, n) in done_scores for n in scorers)
+    )
+    return RunSummary(
+        info=results.info, items=len(samples) * len(templates), already_done=already_done,
+        complete=complete, new_outputs=counts.outputs, new_scores=counts.scores,
+        new_failures=counts.failures, failures=failures, means=tuple(means),
+    )
+
+
+DEFAULT_JUDGE = "default"
+"""``judge=DEFAULT_JUDGE`` means the configured default model (``settings.model``)."""
+
+
+async def run_evaluation(
+    benchmark: str | Benchmark,
+    *,
+    system: str = "vanilla",
+    model: str | None = None,
+    judge: str | None = DEFAULT_JUDGE,
+    templates: Sequence[str] | None = None,
+    limit: int | None = None,
+    scorers: Sequence[str] | None = None,
+    options: Mapping[str, Any] | None = None,
+    benchmark_options: Mapping[str, Any] | None = None,
+    concurrency: int | None = None,
+    max_consecutive_failures: int = DEFAULT_MAX_CONSECUTIVE_FAILURES,
+    label: str = "",
+    settings: Settings | None = None,
+    store_path: Path | None = None,
+    cache: bool | None = None,
+    console: Console | None = None,
+) -> RunSummary:
+    """Evaluate a system on a benchmark by name: the Python form of ``freshwiki eval``.
+
+    >>> summary = await run_evaluation("wikicontradict", system="vanilla",   # doctest: +SKIP
+    ...                                model="local:qwen2.5-coder-1.5b", templates=["4"],
+    ...                                limit=20)
+    >>> summary.info.run_id, summary.complete, summary.means            # doctest: +SKIP
+
+    Args:
+        benchmark: A registered benchmark name, or a benchmark object.
+        system: A registered system name.
+        model: Model spec of the system (default: ``settings.model``).
+        judge: Judge model spec; ``"default"`` is ``settings.model``; ``None`` or ``"none"``
+            runs without a judge (scorers that need one are left out).
+        templates: Template ids (default: the benchmark's defaults).
+        limit: Only the first ``limit`` samples.
+        scorers: Scorer names (default: the benchmark's scorers for this judge).
+        options: System options (``k``, ``index`` for ``rag``).
+        benchmark_options: Options for the benchmark factory (with a benchmark name).
+        concurrency: Items in flight (default: twice the model client's concurrency).
+        max_consecutive_failures: Stop after this many same-type failures in a row (0: never).
+        label: Display name for reports.
+        settings: Resolved settings (default: loaded from file and environment).
+        store_path: Results database (default: ``home/runs/runs.sqlite``).
+        cache: Override ``settings.cache`` for the LLM response cache.
+        console: Draw a progress bar there (``None``: none).
+    """
+    load_plugins()
+    settings = settings or load_settings().settings
+    bench = (load_benchmark(benchmark, settings, benchmark_options)
+             if isinstance(benchmark, str) else benchmark)
+    model_spec = model or settings.model
+    judge_spec = settings.model if judge == DEFAULT_JUDGE else judge
+    if judge_spec is not None and judge_spec.strip().lower() == "none":
+        judge_spec = None
+    llm = open_llm(model_spec, settings=settings, cache=cache)
+    judge_llm: LLM | None = None
+    try:
+        if judge_spec is not None:
+            # The same model as judge shares the client, so one semaphore bounds both roles.
+            judge_llm = llm if judge_spec == model_spec else open_llm(
+                judge_spec, settings=settings, cache=cache)
+        chosen = ([load_scorer(name, judge_llm) for name in scorers] if scorers
+                  else list(bench.scorers(judge_llm)))
+        sut = load_system(system, llm, settings, options)
+        try:
+            with ResultsStore(store_path or default_results_path(settings)) as store:
+                return await evaluate(
+                    bench, sut, llm=llm, store=store, scorers=chosen, model_spec=model_spec,
+                    judge=judge_llm, judge_spec=judge_spec, templates=templates, limit=limit,
+                    benchmark_options=benchmark_options, concurrency=concurrency,
+                    max_consecutive_failures=max_consecutive_failures, label=label,
+                    console=console,
+                )
+        finally:
+            await sut.aclose()
+    finally:
+        await llm.aclose()
+        if judge_llm is not None and judge_llm is not llm:
+            await judge_llm.aclose()

@@ -1,0 +1,552 @@
+"""The results store: every committed output, score and failure of every run, in SQLite.
+
+Exactly-once is a property of the schema, not of the runner's bookkeeping: ``outputs`` is
+keyed by (run, sample, template) and ``scores`` by (run, sample, template, scorer), and every
+insert is ``INSERT ... ON CONFLICT DO NOTHING``. So however a run is interrupted, resumed or
+run twice at once, a result is stored at most once, and the first one committed wins. Each
+result is committed in its own short ``BEGIN IMMEDIATE`` transaction as soon as it exists, so
+a killed process loses only the work in flight. The database is in WAL mode (readers never
+block the writer) with a generous busy timeout, so two processes can write the same file.
+
+``failures`` holds one row per failing sample x template x stage (x scorer) with its cause
+and how many attempts failed; a re-run retries it, and the row is deleted in the same
+transaction that commits the success, so a failure never outlives its fix.
+
+The ``runs`` row records the full configuration, code version(s) and model hashes. A run's
+*work set* (templates, scorers, limit) can widen when it is resumed with more of them; the
+stored config then holds the union (see :meth:`ResultsStore.open_run`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import sqlite3
+import traceback
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from freshwiki.benchmarks import Output, Sample, Score
+from freshwiki.errors import FreshwikiError
+from freshwiki.evaluation._types import FailedItem, RunInfo, RunResults, ScoredItem
+from freshwiki.llm import Usage
+
+if TYPE_CHECKING:
+    from freshwiki.config import Settings
+
+SCHEMA_VERSION = 1
+WORK_KEYS = ("templates", "scorers", "limit")
+"""Config keys that only widen a run's work set; merged on resume instead of compared."""
+_MAX_MESSAGE = 4000
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT PRIMARY KEY,
+    benchmark TEXT NOT NULL,
+    system TEXT NOT NULL,
+    model TEXT NOT NULL,
+    label TEXT NOT NULL DEFAULT '',
+    config TEXT NOT NULL,
+    code_version TEXT NOT NULL,
+    model_hashes TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS outputs (
+    run_id TEXT NOT NULL REFERENCES runs(run_id),
+    sample_id TEXT NOT NULL,
+    template TEXT NOT NULL,
+    sample_index INTEGER NOT NULL,
+    metadata TEXT NOT NULL,
+    text TEXT NOT NULL,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    cached_prompt_tokens INTEGER NOT NULL,
+    latency_s REAL NOT NULL,
+    cache_hit INTEGER NOT NULL,
+    model TEXT NOT NULL,
+    trace TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (run_id, sample_id, template)
+);
+CREATE TABLE IF NOT EXISTS scores (
+    run_id TEXT NOT NULL REFERENCES runs(run_id),
+    sample_id TEXT NOT NULL,
+    template TEXT NOT NULL,
+    scorer TEXT NOT NULL,
+    value REAL NOT NULL,
+    label TEXT,
+    explanation TEXT NOT NULL,
+    data TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (run_id, sample_id, template, scorer)
+);
+CREATE TABLE IF NOT EXISTS failures (
+    run_id TEXT NOT NULL REFERENCES runs(run_id),
+    sample_id TEXT NOT NULL,
+    template TEXT NOT NULL,
+    stage TEXT NOT NULL,
+    scorer TEXT NOT NULL DEFAULT '',
+    error_type TEXT NOT NULL,
+    message TEXT NOT NULL,
+    detail TEXT NOT NULL,
+    attempts INTEGER NOT NULL,
+    first_at TEXT NOT NULL,
+    last_at TEXT NOT NULL,
+    PRIMARY KEY (run_id, sample_id, template, stage, scorer)
+);
+"""
+
+
+class UnknownRunError(FreshwikiError):
+    """A run id (or prefix) that matches no stored run, or more than one."""
+
+
+class StoreError(FreshwikiError):
+    """The results database cannot be used (newer schema, not a freshwiki store)."""
+
+
+@dataclass(frozen=True)
+class RunOverview:
+    """A run and how far it got, for ``freshwiki runs``.
+
+    Attributes:
+        info: The run's identity and configuration.
+        outputs: Sample x template outputs committed.
+        scores: Scores committed (one per output per scorer).
+        failures: Unresolved failures (respond or score).
+    """
+
+    info: RunInfo
+    outputs: int
+    scores: int
+    failures: int
+
+
+def default_results_path(settings: Settings) -> Path:
+    """``home/runs/runs.sqlite``: every run of one ``FRESHWIKI_HOME`` in one file."""
+    return settings.home / "runs" / "runs.sqlite"
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="microseconds")
+
+
+def _dumps(value: Any) -> str:
+    """Canonical JSON; anything not JSON-native (dates, paths) is stored as its ``str``."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def _error_text(exc: BaseException) -> tuple[str, str]:
+    """(message with its chained causes, short traceback) of an exception."""
+    message = str(exc) or type(exc).__name__
+    cause = exc.__cause__ or exc.__context__
+    seen = 0
+    while cause is not None and seen < 3:
+        message += f" (caused by {type(cause).__name__}: {cause})"
+        cause = cause.__cause__ or cause.__context__
+        seen += 1
+    detail = "".join(traceback.format_exception(exc, limit=-8))
+    return message[:_MAX_MESSAGE], detail[-_MAX_MESSAGE:]
+
+
+def _merge_work(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
+    """Widen ``old``'s work set by ``new``'s: union of templates/scorers, the larger limit."""
+    merged = dict(old)
+    for key in ("templates", "scorers"):
+        have = list(old.get(key) or [])
+        merged[key] = have + [x for x in new.get(key) or [] if x not in have]
+    old_limit, new_limit = old.get("limit"), new.get("limit")
+    merged["limit"] = None if old_limit is None or new_limit is None else max(old_limit, new_limit)
+    return merged
+
+
+class ResultsStore:
+    """One SQLite file of runs and their results; see the module docstring for guarantees.
+
+    Use one store per thread (or per process); several stores on the same file are safe.
+
+    Args:
+        path: The database file (created with its folder when missing).
+        busy_timeout_s: How long a write waits for another process's transaction.
+    """
+
+    def __init__(self, path: Path, *, busy_timeout_s: float = 60.0) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(path, timeout=busy_timeout_s, isolation_level=None)
+        self._conn.row_factory = sqlite3.Row
+        try:
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            version = int(self._conn.execute("PRAGMA user_version").fetchone()[0])
+            if version > SCHEMA_VERSION:
+                raise StoreError(
+                    f"{path} was written by a newer freshwiki (schema {version})",
+                    hint="upgrade freshwiki, or point FRESHWIKI_HOME elsewhere.",
+                )
+            if version < SCHEMA_VERSION:
+                with self._transaction():
+                    for statement in _SCHEMA.split(";"):
+                        if statement.strip():
+                            self._conn.execute(statement)
+                    self._conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        except sqlite3.DatabaseError as exc:
+            self._conn.close()
+            raise StoreError(
+                f"{path} is not a usable results database ({exc})",
+                hint="move the file away; `freshwiki eval` creates a new one.",
+            ) from exc
+
+    def close(self) -> None:
+        """Close the connection (everything is already committed)."""
+        self._conn.close()
+
+    def __enter__(self) -> ResultsStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """A short write transaction that takes the write lock up front.
+
+        ``BEGIN IMMEDIATE`` rather than deferred: a deferred transaction that reads and then
+        writes can fail with "database is locked" without waiting for the busy timeout.
+        """
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._conn
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")
+
+    # -- runs ------------------------------------------------------------------------------
+
+    def open_run(self, info: RunInfo) -> RunInfo:
+        """Create the run, or resume it: widen its work set and note a new code version.
+
+        The identity part of ``info.config`` is what ``info.run_id`` was derived from, so it
+        is kept as first stored; only :data:`WORK_KEYS` are merged (union of templates and
+        scorers, the larger limit). A code version not seen before is appended to the
+        stored one (``"; "``-separated), so a run resumed after a code change says so.
+        A non-empty ``info.label`` replaces the stored label.
+        """
+        with self._transaction() as conn:
+            row = conn.execute("SELECT * FROM runs WHERE run_id = ?", (info.run_id,)).fetchone()
+            now = _now()
+            if row is None:
+                conn.execute(
+                    "INSERT INTO runs (run_id, benchmark, system, model, label, config, "
+                    "code_version, model_hashes, created_at, updated_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (info.run_id, info.benchmark, info.system, info.model, info.label,
+                     _dumps(dict(info.config)), info.code_version,
+                     _dumps(dict(info.model_hashes)), now, now),
+                )
+            else:
+                config = _merge_work(json.loads(row["config"]), info.config)
+                versions = row["code_version"].split("; ")
+                if info.code_version not in versions:
+                    versions.append(info.code_version)
+                conn.execute(
+                    "UPDATE runs SET config = ?, code_version = ?, label = ?, updated_at = ? "
+                    "WHERE run_id = ?",
+                    (_dumps(config), "; ".join(versions), info.label or row["label"], now,
+                     info.run_id),
+                )
+        return self.run_info(info.run_id)
+
+    def resolve_run_id(self, run_id: str) -> str:
+        """The full id of the run ``run_id`` names exactly or as a unique prefix.
+
+        Raises:
+            UnknownRunError: naming the input, and the candidates when it is ambiguous.
+        """
+        exact = self._conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        if exact is not None:
+            return run_id
+        escaped = run_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        rows = self._conn.execute(
+            "SELECT run_id FROM runs WHERE run_id LIKE ? ESCAPE '\\' ORDER BY run_id",
+            (escaped + "%",),
+        ).fetchall()
+        if len(rows) == 1 and run_id:
+            return str(rows[0]["run_id"])
+        if len(rows) > 1 and run_id:
+            raise UnknownRunError(
+                f"run id {run_id!r} is ambiguous: {', '.join(r['run_id'] for r in rows[:10])}",
+                hint="give more characters of the run id.",
+            )
+        raise UnknownRunError(
+            f"no run {run_id!r} in {self.path}",
+            hint="`freshwiki runs` lists the stored runs (is FRESHWIKI_HOME the same?).",
+        )
+
+    def run_info(self, run_id: str) -> RunInfo:
+        """The stored identity and configuration of a run (id or unique prefix)."""
+        run_id = self.resolve_run_id(run_id)
+        row = self._conn.execute("SELECT * FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        return _run_info(row)
+
+    def list_runs(self) -> list[RunOverview]:
+        """Every run, most recently updated first, with committed and failed counts."""
+        rows = self._conn.execute(
+            "SELECT r.*, "
+            "(SELECT COUNT(*) FROM outputs o WHERE o.run_id = r.run_id) AS n_outputs, "
+            "(SELECT COUNT(*) FROM scores s WHERE s.run_id = r.run_id) AS n_scores, "
+            "(SELECT COUNT(*) FROM failures f WHERE f.run_id = r.run_id) AS n_failures "
+            "FROM runs r ORDER BY r.updated_at DESC, r.run_id"
+        ).fetchall()
+        return [
+            RunOverview(_run_info(r), int(r["n_outputs"]), int(r["n_scores"]),
+                        int(r["n_failures"]))
+            for r in rows
+        ]
+
+    def load_run(self, run_id: str) -> RunResults:
+        """Everything committed for a run (id or unique prefix), in sample order.
+
+        Each scored item carries its sample's metadata and the output text, so reports
+        need nothing else.
+        """
+        info = self.run_info(run_id)
+        rows = self._conn.execute(
+            "SELECT s.sample_id, s.template, s.scorer, s.value, s.label, s.explanation, "
+            "o.metadata, o.text FROM scores s JOIN outputs o "
+            "ON o.run_id = s.run_id AND o.sample_id = s.sample_id AND o.template = s.template "
+            "WHERE s.run_id = ? ORDER BY o.sample_index, s.template, s.scorer",
+            (info.run_id,),
+        ).fetchall()
+        items = tuple(
+            ScoredItem(
+                sample_id=r["sample_id"], template=r["template"], scorer=r["scorer"],
+                value=float(r["value"]), label=r["label"], explanation=r["explanation"],
+                metadata=json.loads(r["metadata"]), output=r["text"],
+            )
+            for r in rows
+        )
+        return RunResults(info=info, items=items, failures=tuple(self.failures(info.run_id)))
+
+    # -- results ---------------------------------------------------------------------------
+
+    def done_outputs(self, run_id: str) -> set[tuple[str, str]]:
+        """(sample, template) pairs with a committed output."""
+        rows = self._conn.execute(
+            "SELECT sample_id, template FROM outputs WHERE run_id = ?", (run_id,)
+        ).fetchall()
+        return {(r[0], r[1]) for r in rows}
+
+    def done_scores(self, run_id: str) -> set[tuple[str, str, str]]:
+        """(sample, template, scorer) triples with a committed score."""
+        rows = self._conn.execute(
+            "SELECT sample_id, template, scorer FROM scores WHERE run_id = ?", (run_id,)
+        ).fetchall()
+        return {(r[0], r[1], r[2]) for r in rows}
+
+    def get_output(self, run_id: str, sample_id: str, template: str) -> Output | None:
+        """The committed output of a sample x template, if any."""
+        row = self._conn.execute(
+            "SELECT * FROM outputs WHERE run_id = ? AND sample_id = ? AND template = ?",
+            (run_id, sample_id, template),
+        ).fetchone()
+        if row is None:
+            return None
+        return Output(
+            text=row["text"],
+            usage=Usage(prompt_tokens=row["prompt_tokens"],
+                        completion_tokens=row["completion_tokens"],
+                        cached_prompt_tokens=row["cached_prompt_tokens"]),
+            latency_s=float(row["latency_s"]),
+            cache_hit=bool(row["cache_hit"]),
+            model=row["model"],
+            trace=json.loads(row["trace"]),
+        )
+
+    def commit_output(
+        self, run_id: str, sample: Sample, template: str, output: Output, *, sample_index: int
+    ) -> tuple[Output, bool]:
+        """Commit an output unless one is already stored; clear its respond failure.
+
+        Returns:
+            The stored output and whether it was this one. When another writer committed
+            first, its output is returned: scores must judge the answer that is stored,
+            not one that was thrown away.
+        """
+        with self._transaction() as conn:
+            cursor = conn.execute(
+                "INSERT INTO outputs (run_id, sample_id, template, sample_index, metadata, text,"
+                " prompt_tokens, completion_tokens, cached_prompt_tokens, latency_s, cache_hit,"
+                " model, trace, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (run_id, sample_id, template) DO NOTHING",
+                (run_id, sample.id, template, sample_index, _dumps(dict(sample.metadata)),
+                 output.text, output.usage.prompt_tokens, output.usage.completion_tokens,
+                 output.usage.cached_prompt_tokens, float(output.latency_s),
+                 int(output.cache_hit), output.model, _dumps(dict(output.trace)), _now()),
+            )
+            inserted = cursor.rowcount == 1
+            conn.execute(
+                "DELETE FROM failures WHERE run_id = ? AND sample_id = ? AND template = ? "
+                "AND stage = 'respond'",
+                (run_id, sample.id, template),
+            )
+            if inserted:
+                conn.execute("UPDATE runs SET updated_at = ? WHERE run_id = ?", (_now(), run_id))
+        if inserted:
+            return output, True
+        stored = self.get_output(run_id, sample.id, template)
+        assert stored is not None  # the conflicting row exists and rows are never deleted
+        return stored, False
+
+    def commit_score(
+        self, run_id: str, sample_id: str, template: str, scorer: str, score: Score
+    ) -> bool:
+        """Commit a score unless one is already stored; clear its score failure.
+
+        Returns:
+            Whether this score was stored (``False``: another writer's was already there).
+
+        Raises:
+            ValueError: the value is not a finite number in [0, 1] (a scorer bug; nothing
+                is stored, so the runner records it as that item's failure).
+        """
+        value = float(score.value)
+        if not (math.isfinite(value) and 0.0 <= value <= 1.0):
+            raise ValueError(f"scorer {scorer!r} returned {score.value!r}, not a value in [0, 1]")
+        with self._transaction() as conn:
+            cursor = conn.execute(
+                "INSERT INTO scores (run_id, sample_id, template, scorer, value, label, "
+                "explanation, data, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (run_id, sample_id, template, scorer) DO NOTHING",
+                (run_id, sample_id, template, scorer, value, score.label, score.explanation,
+                 _dumps(dict(score.data)), _now()),
+            )
+            inserted = cursor.rowcount == 1
+            conn.execute(
+                "DELETE FROM failures WHERE run_id = ? AND sample_id = ? AND template = ? "
+                "AND stage = 'score' AND scorer = ?",
+                (run_id, sample_id, template, scorer),
+            )
+            if inserted:
+                conn.execute("UPDATE runs SET updated_at = ? WHERE run_id = ?", (_now(), run_id))
+        return inserted
+
+    def record_failure(
+        self,
+        run_id: str,
+        sample_id: str,
+        template: str,
+        stage: str,
+        error: BaseException,
+        *,
+        scorer: str | None = None,
+    ) -> None:
+        """Record (or count again) why a sample x template failed at ``stage``.
+
+        Nothing is recorded when the result it failed to produce is already committed (by
+        another writer): a failure row must always mean "this result is missing".
+        """
+        if stage not in ("respond", "score"):
+            raise ValueError(f"stage must be 'respond' or 'score', not {stage!r}")
+        message, detail = _error_text(error)
+        now = _now()
+        if stage == "respond":
+            exists = ("SELECT 1 FROM outputs WHERE run_id = ? AND sample_id = ? "
+                      "AND template = ?")
+            exists_args: tuple[str, ...] = (run_id, sample_id, template)
+        else:
+            exists = ("SELECT 1 FROM scores WHERE run_id = ? AND sample_id = ? "
+                      "AND template = ? AND scorer = ?")
+            exists_args = (run_id, sample_id, template, scorer or "")
+        with self._transaction() as conn:
+            conn.execute(
+                "INSERT INTO failures (run_id, sample_id, template, stage, scorer, error_type, "
+                "message, detail, attempts, first_at, last_at) "
+                f"SELECT ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ? WHERE NOT EXISTS ({exists}) "
+                "ON CONFLICT (run_id, sample_id, template, stage, scorer) DO UPDATE SET "
+                "error_type = excluded.error_type, message = excluded.message, "
+                "detail = excluded.detail, attempts = failures.attempts + 1, "
+                "last_at = excluded.last_at",
+                (run_id, sample_id, template, stage, scorer or "", type(error).__name__,
+                 message, detail, now, now, *exists_args),
+            )
+
+    def failures(self, run_id: str) -> list[FailedItem]:
+        """Unresolved failures of a run."""
+        rows = self._conn.execute(
+            "SELECT * FROM failures WHERE run_id = ? ORDER BY first_at, sample_id, template, "
+            "stage, scorer",
+            (run_id,),
+        ).fetchall()
+        return [
+            FailedItem(sample_id=r["sample_id"], template=r["template"], stage=r["stage"],
+                       error_type=r["error_type"], message=r["message"],
+                       scorer=r["scorer"] or None)
+            for r in rows
+        ]
+
+    def failure_attempts(self, run_id: str) -> dict[tuple[str, str, str, str], int]:
+        """Failed attempts per (sample, template, stage, scorer) of a run, for diagnostics."""
+        rows = self._conn.execute(
+            "SELECT sample_id, template, stage, scorer, attempts FROM failures "
+            "WHERE run_id = ?",
+            (run_id,),
+        ).fetchall()
+        return {(r[0], r[1], r[2], r[3]): int(r[4]) for r in rows}
+
+    def count(self, table: str, run_id: str) -> tuple[int, int]:
+        """(rows, distinct keys) of ``outputs``/``scores``/``failures`` for a run.
+
+        Both numbers are the same by construction; tests and ``freshwiki runs`` check it.
+        """
+        keys = {
+            "outputs": "sample_id || char(0) || template",
+            "scores": "sample_id || char(0) || template || char(0) || scorer",
+            "failures": "sample_id || char(0) || template || char(0) || stage || char(0) "
+                        "|| scorer",
+        }
+        if table not in keys:
+            raise ValueError(f"no table {table!r}")
+        row = self._conn.execute(
+            f"SELECT COUNT(*), COUNT(DISTINCT {keys[table]}) FROM {table} WHERE run_id = ?",
+            (run_id,),
+        ).fetchone()
+        return int(row[0]), int(row[1])
+
+
+def _run_info(row: sqlite3.Row) -> RunInfo:
+    return RunInfo(
+        run_id=row["run_id"],
+        benchmark=row["benchmark"],
+        system=row["system"],
+        model=row["model"],
+        config=json.loads(row["config"]),
+        code_version=row["code_version"],
+        model_hashes=json.loads(row["model_hashes"]),
+        created_at=dt.datetime.fromisoformat(row["created_at"]),
+        updated_at=dt.datetime.fromisoformat(row["updated_at"]),
+        label=row["label"],
+    )
+
+
+def work_set_items(
+    results: RunResults,
+    *,
+    sample_ids: Sequence[str] | None = None,
+    templates: Sequence[str] | None = None,
+    scorers: Sequence[str] | None = None,
+) -> list[ScoredItem]:
+    """The scored items of ``results`` within a work set (``None``: no restriction)."""
+    ids = None if sample_ids is None else set(sample_ids)
+    return [
+        item for item in results.items
+        if (ids is None or item.sample_id in ids)
+        and (templates is None or item.template in templates)
+        and (scorers is None or item.scorer in scorers)
+    ]

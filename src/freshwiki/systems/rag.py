@@ -1,0 +1,175 @@
+"""The rag system: retrieve passages from the hybrid index, then answer with them in context.
+
+For each task it searches the index for ``task.query`` (the bare question, not the whole
+rendered prompt: templates add instructions that are noise to a retriever), puts the top
+``k`` passages into the last user message as numbered context (``prompts/rag_context.j2``,
+each passage labelled with article, section and revision date), and sends the benchmark's
+messages otherwise unchanged. The retrieved ids, titles, sections and scores go into
+``Output.trace`` so reports can tell a retrieval miss from a reading failure.
+
+Options (``--option key=value``): ``k`` (passages, default 5), ``index`` (index name under
+``FRESHWIKI_HOME/indexes``; default: ``main`` when you have built it, else the
+default corpus, ``default``, built on first use), ``time`` (time intent: ``none``, ``recent``
+or ``year=YYYY``, default ``none``). All three are in :meth:`RagSystem.describe`, so changing
+one starts a new run. The index *contents* are not: rebuilding an index under the same name
+resumes the old run, so give a rebuilt index a new name when results must not mix.
+
+The index is loaded once, lazily, on the first task (so building the system is instant and
+``freshwiki eval --help``-style failures stay cheap) and closed in :meth:`RagSystem.aclose`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from freshwiki.benchmarks import Output, Task
+from freshwiki.errors import FreshwikiError
+from freshwiki.llm import LLM, Message
+from freshwiki.prompting import render_prompt
+from freshwiki.retrieval import HybridIndex, SearchHit, open_search_index, resolve_index_name
+from freshwiki.systems._base import System, SystemSetupError, read_options, register_system
+
+if TYPE_CHECKING:
+    from freshwiki.config import Settings
+
+PROMPT = "systems/prompts/rag_context.j2"
+DEFAULTS: Mapping[str, Any] = {"k": 5, "index": "main", "time": "none"}
+
+
+def context_messages(
+    messages: Sequence[Message], hits: Sequence[SearchHit]
+) -> tuple[Message, ...]:
+    """``messages`` with the passages of ``hits`` put in front of the last user message.
+
+    The last user turn is where the benchmark asks its question, and small models attend
+    best to context right before the question. Without hits the messages are unchanged.
+    """
+    if not hits:
+        return tuple(messages)
+    passages = [
+        {
+            "number": i,
+            "title": h.passage.title,
+            "section": " › ".join(h.passage.section_path),
+            "date": h.passage.timestamp.date().isoformat() if h.passage.timestamp else "",
+            "text": h.passage.text,
+        }
+        for i, h in enumerate(hits, start=1)
+    ]
+    out = list(messages)
+    last_user = max((i for i, m in enumerate(out) if m.role == "user"), default=None)
+    request = out[last_user].content if last_user is not None else ""
+    content = render_prompt(PROMPT, passages=passages, request=request)
+    if last_user is None:
+        out.append(Message.user(content))
+    else:
+        out[last_user] = Message.user(content)
+    return tuple(out)
+
+
+class RagSystem:
+    """Retrieve-then-answer over a :class:`HybridIndex`; see the module docstring.
+
+    Args:
+        llm: The model that answers.
+        settings: Where the named index lives (``settings.home``).
+        k: Passages put in context.
+        index_name: Index under ``home/indexes``.
+        time_intent: Passed to :meth:`HybridIndex.search` (reorders, never filters).
+        index: An already-open index to use instead of loading ``index_name`` (the caller
+            keeps ownership: it is not closed by :meth:`aclose`).
+    """
+
+    name = "rag"
+
+    def __init__(
+        self,
+        llm: LLM,
+        settings: Settings,
+        *,
+        k: int = 5,
+        index_name: str = "main",
+        time_intent: str = "none",
+        index: HybridIndex | None = None,
+    ) -> None:
+        if k < 1:
+            raise SystemSetupError(f"system 'rag': k must be at least 1, got {k}",
+                                   hint="pass e.g. --option k=5.")
+        self.llm = llm
+        self.k = k
+        self.index_name = index_name
+        self.time_intent = time_intent
+        self._settings = settings
+        self._index = index
+        self._owns_index = index is None
+        self._lock = asyncio.Lock()
+
+    def describe(self) -> Mapping[str, Any]:
+        """k, index name and time intent: what decides which passages the model sees."""
+        return {"k": self.k, "index": self.index_name, "time": self.time_intent}
+
+    async def _loaded(self) -> HybridIndex:
+        """The index, loaded on first use; concurrent first tasks wait for one load."""
+        async with self._lock:
+            if self._index is None:
+                try:
+                    self._index = await asyncio.to_thread(
+                        open_search_index, self._settings, self.index_name)
+                except FreshwikiError as exc:
+                    raise SystemSetupError(
+                        f"system 'rag': no index {self.index_name!r} ({exc.message})",
+                        hint=f"build it with `freshwiki index build --name {self.index_name}` "
+                        "(after `freshwiki corpus ingest PATH`), or pick another with "
+                        "--option index=NAME.",
+                    ) from exc
+            return self._index
+
+    async def respond(self, task: Task) -> Output:
+        """Search for ``task.query``, then one chat call with the passages in context."""
+        started = time.perf_counter()
+        index = await self._loaded()
+        hits = await asyncio.to_thread(
+            index.search, task.query, self.k, time_intent=self.time_intent
+        )
+        retrieval_s = time.perf_counter() - started
+        result = await self.llm.chat(
+            context_messages(task.messages, hits), max_tokens=task.max_tokens,
+            temperature=task.temperature, tag=f"eval:{self.name}",
+        )
+        return Output(
+            text=result.text,
+            usage=result.usage,
+            latency_s=time.perf_counter() - started,
+            cache_hit=result.cache_hit,
+            model=result.model,
+            trace={
+                "query": task.query,
+                "index": self.index_name,
+                "retrieval_s": round(retrieval_s, 4),
+                "retrieved": [
+                    {"rank": h.rank, "id": h.passage.id, "title": h.passage.title,
+                     "section": list(h.passage.section_path), "score": h.score}
+                    for h in hits
+                ],
+                "finish_reason": result.finish_reason,
+                "refused": result.refused,
+            },
+        )
+
+    async def aclose(self) -> None:
+        """Close the index if this system loaded it."""
+        if self._index is not None and self._owns_index:
+            self._index.close()
+            self._index = None
+
+
+@register_system("rag")
+def _rag(llm: LLM, settings: Settings, options: Mapping[str, Any]) -> System:
+    # Without --option index=NAME: the user's `main` index when built, else the default corpus
+    # (resolved now, so the run records which one it searched).
+    values = read_options("rag", {"index": resolve_index_name(settings), **options}, DEFAULTS)
+    return RagSystem(llm, settings, k=values["k"], index_name=values["index"],
+                     time_intent=values["time"])

@@ -1,0 +1,183 @@
+"""`freshwiki eval` and `freshwiki runs` as a user runs them: the real executable, piped.
+
+The tiny benchmark and the slow system come from ``tests.systems.testkit``, loaded into the
+subprocess through ``FRESHWIKI_PLUGINS``; models are scripted JSONL files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+REPO = Path(__file__).resolve().parents[2]
+EXE = Path(sys.executable).with_name("freshwiki")
+
+
+def env() -> dict[str, str]:
+    return {**os.environ, "FRESHWIKI_PLUGINS": "tests.systems.testkit",
+            "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(EXE), *args], capture_output=True, text=True, timeout=300,
+                          env=env())
+
+
+def script(path: Path, *steps: dict[str, str], repeat: int = 1) -> str:
+    path.write_text("\n".join(json.dumps(s) for s in steps * repeat) + "\n")
+    return f"scripted:{path}"
+
+
+def flat(text: str) -> str:
+    """Undo rich's hard wrapping at 80 columns of piped output."""
+    return " ".join(text.split())
+
+
+def db_counts(home: Path, table: str) -> tuple[int, int]:
+    conn = sqlite3.connect(home / "runs" / "runs.sqlite")
+    try:
+        keys = {"outputs": "sample_id || '/' || template",
+                "scores": "sample_id || '/' || template || '/' || scorer"}[table]
+        row = conn.execute(f"SELECT COUNT(*), COUNT(DISTINCT {keys}) FROM {table}").fetchone()
+        return int(row[0]), int(row[1])
+    finally:
+        conn.close()
+
+
+def test_eval_resume_and_runs_listing(tmp_path: Path, _isolated_home: Path) -> None:
+    model = script(tmp_path / "a.jsonl", {"text": "It is 4."}, repeat=20)
+    args = ["eval", "tiny", "--model", model, "--judge", "none", "--templates", "plain,terse",
+            "--limit", "3", "--json"]
+    first = cli(*args)
+    assert first.returncode == 0, first.stderr
+    summary = json.loads(first.stdout)
+    # Sample t02 ("2 plus 2") is the only one whose answer is 4: mean 1/3 per template.
+    assert [(m["template"], m["n"]) for m in summary["means"]] == [("plain", 3), ("terse", 3)]
+    assert all(abs(m["mean"] - 1 / 3) < 1e-9 for m in summary["means"])
+    assert (summary["new_outputs"], summary["complete"], summary["failures"]) == (6, 6, [])
+    assert "6/6" in first.stderr and "it/s" in first.stderr  # the final progress line
+    assert summary["config"]["model"] == "scripted:script:a.jsonl"
+
+    again = json.loads(cli(*args[:-3], "--limit", "4", "--json").stdout)
+    assert again["run_id"] == summary["run_id"]
+    assert (again["already_done"], again["new_outputs"], again["complete"]) == (6, 2, 8)
+
+    listing = cli("runs", "--json")
+    assert listing.returncode == 0, listing.stderr
+    [row] = json.loads(listing.stdout)
+    assert (row["run_id"], row["benchmark"], row["system"], row["model"]) == (
+        summary["run_id"], "tiny", "vanilla", model)
+    assert (row["outputs"], row["scores"], row["failures"], row["limit"]) == (8, 8, 0, 4)
+    table = cli("runs")
+    assert table.returncode == 0 and summary["run_id"] in table.stdout
+
+    human = cli(*args[:-1])
+    assert human.returncode == 0
+    assert "tiny-exact" in human.stdout and "0.333" in human.stdout
+    assert f"run id: {summary['run_id']}" in flat(human.stderr)
+
+
+def test_runs_without_any_run_says_how_to_start(_isolated_home: Path) -> None:
+    proc = cli("runs")
+    assert proc.returncode == 0 and "freshwiki eval" in flat(proc.stdout)
+    assert json.loads(cli("runs", "--json").stdout) == []
+
+
+def test_per_item_errors_are_reported_and_exit_0_then_retried(tmp_path: Path) -> None:
+    bad = script(tmp_path / "bad.jsonl", {"text": "It is 2."}, {"error": "bad_request"},
+                 {"text": "It is 6."}, {"text": "It is 8."})
+    args = ["eval", "tiny", "--judge", "none", "--benchmark-option", "n=4", "--concurrency", "1"]
+    proc = cli(*args, "--model", bad, "--json")
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert [(f["sample_id"], f["stage"], f["error_type"]) for f in summary["failures"]] == [
+        ("t02", "respond", "LLMRequestError")]
+    assert summary["complete"] == 3
+    assert "1 item(s) failed" in flat(proc.stderr) and "re-run the same command" in flat(
+        proc.stderr)
+    # The same command with a model that works now retries only that item.
+    (tmp_path / "bad.jsonl").write_text(json.dumps({"text": "It is 4."}) + "\n")
+    fixed = json.loads(cli(*args, "--model", bad, "--json").stdout)
+    assert (fixed["run_id"], fixed["new_outputs"], fixed["complete"], fixed["failures"]) == (
+        summary["run_id"], 1, 4, [])
+    assert fixed["means"][0]["mean"] == 1.0
+
+
+def test_a_systemic_failure_stops_with_exit_2(tmp_path: Path) -> None:
+    model = script(tmp_path / "down.jsonl", {"error": "bad_request"}, repeat=10)
+    proc = cli("eval", "tiny", "--model", model, "--judge", "none", "--concurrency", "1",
+               "--max-consecutive-failures", "2")
+    assert proc.returncode == 2
+    err = flat(proc.stderr)
+    assert "stopped: the last 2 attempts at responding all failed with LLMRequestError" in err
+    assert "re-run the same command to resume" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["--system", "rag"], "freshwiki index build --name main"),
+    (["--system", "nope"], "unknown system 'nope'"),
+    (["--option", "k=3"], "system 'vanilla' has no option 'k'"),
+    (["--templates", "9"], "has no template '9'"),
+])
+def test_setup_errors_are_clean_exit_2(tmp_path: Path, args: list[str], expected: str) -> None:
+    model = script(tmp_path / "a.jsonl", {"text": "x"}, repeat=10)
+    proc = cli("eval", "tiny", "--model", model, "--judge", "none", *args)
+    assert proc.returncode == 2
+    assert expected in flat(proc.stderr) and "Traceback" not in proc.stderr
+
+
+def test_kill_9_mid_run_loses_nothing_committed_and_never_duplicates(
+    tmp_path: Path, _isolated_home: Path,
+) -> None:
+    n = 30
+    model = script(tmp_path / "a.jsonl", {"text": "It is 4."}, repeat=2 * n)
+    base = ["eval", "tiny", "--system", "slow", "--model", model, "--judge", "none",
+            "--benchmark-option", f"n={n}", "--concurrency", "2", "--json"]
+    proc = subprocess.Popen([str(EXE), *base, "--option", "delay=0.15"], env=env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            assert proc.poll() is None, "the run finished before it could be killed"
+            assert time.monotonic() < deadline, "no output was committed in 120 s"
+            try:
+                if db_counts(_isolated_home, "outputs")[0] >= 6:
+                    break
+            except sqlite3.OperationalError:  # the store is not created yet
+                pass
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    outputs, distinct = db_counts(_isolated_home, "outputs")
+    scores, _ = db_counts(_isolated_home, "scores")
+    assert 6 <= outputs < n and outputs == distinct
+    assert scores in (outputs, outputs - 1, outputs - 2)  # at most the 2 in flight unscored
+
+    # The same run (the delay is not part of it), resumed at full speed.
+    resumed = subprocess.run([str(EXE), *base, "--option", "delay=0"], env=env(),
+                             capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    summary = json.loads(resumed.stdout)
+    assert (summary["new_outputs"], summary["new_scores"]) == (n - outputs, n - scores)
+    assert (summary["complete"], summary["items"], summary["failures"]) == (n, n, [])
+    assert db_counts(_isolated_home, "outputs") == (n, n)
+    assert db_counts(_isolated_home, "scores") == (n, n)
+    # Every answer was "It is 4.": only t02 is right.
+    assert summary["means"] == [{"template": "plain", "scorer": "tiny-exact", "mean": 1 / n,
+                                 "n": n}]
+
+
