@@ -100,7 +100,8 @@ class Score:
 
     Attributes:
         value: In [0, 1]; means and confidence intervals are computed over it.
-        label: A class name when the scorer classifies (``correct``/``partial``/``incorrect``).
+        label: A class name when the scorer classifies
+            (``correct``/``partially_correct``/``incorrect``).
         explanation: Why, in words (a judge's rationale, which answers matched).
         data: JSON-serialisable extras (matched answers, raw judge JSON).
     """

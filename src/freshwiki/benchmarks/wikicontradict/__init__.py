@@ -1,0 +1,147 @@
+"""WikiContradict (Hou et al., 2024): do models notice when Wikipedia contradicts itself?
+
+253 questions over 130 pairs of Wikipedia passages that an editor tagged as inconsistent. Each
+question has two gold answers, one per passage; a good answer to a two-passage prompt gives both
+and says that the sources disagree.
+
+Data. ``wikicontradict.json`` (the IBM release, via ``../shared/data/wikicontradict/``) is a list
+of 130 items. Questions live in ``annotationResult.question{N}`` with
+``question{N}_answer1``/``_answer2``; the annotation tool also left answer slots without a
+question, holding placeholders such as "add the answer based on Passage 1" (245 of them). The
+loader takes exactly the slots that have a question (130 + 83 + 21 + 7 + 3 + 3 + 2 + 2 + 1 + 1 =
+253, every one with two real answers) and refuses orphan answers that are not placeholders.
+``Sample.id`` is ``wc-<item index, 3 digits>-q<N>``; ``targets`` = (answer 1, answer 2);
+``documents`` = (passage A, passage B) from ``paragraphA/B_information`` with their article
+titles, minus inline markers such as ``[inconsistent]`` that would point at the conflict.
+
+Taxonomy. The paper's four facets are the ``annotationResult.taxonomy`` list of ``[facet, value]``
+pairs (the flat ``Contradict type I..IV`` keys keep only one value where the list has several, so
+the list is what is read):
+
+* ``Contradict type IV`` (reasoning) -> ``metadata["contradiction"]``: "Explicit" -> explicit,
+  "Implicit (reasoning required)" -> implicit. Items 0 and 9 (one question each) have no type IV
+  label and get "unknown"; the file thus has 161 explicit and 90 implicit questions, where the
+  paper reports 161 and 92, so the paper evidently counted those two as implicit.
+* ``Contradict type III`` (source) -> ``metadata["scope"]``: "Within the same article" -> within,
+  "Across different articles" -> across. It agrees everywhere with whether
+  ``paragraphA_article`` equals ``paragraphB_article``, which fills in the same two unlabelled
+  items (both within).
+* ``Contradict type I`` (what differs) -> ``metadata["types"]``, a list: date, number, person,
+  location, organization, event, facility, language, work_of_art, entity_other, relation,
+  noun_phrase (phrase level) and discourse_relation, discourse_noun_phrase (discourse level).
+* ``Contradict type II`` (modality) -> ``metadata["modality"]``: text-text, text-infobox,
+  infobox-infobox.
+
+Also in the metadata: ``question_type`` (yes_no when both answers are Yes/No, else wh; 134 vs
+the paper's 133 Yes/No questions), ``tag`` (the template name, e.g. "Inconsistent"),
+``tag_date``, ``tag_reason``, ``title``, ``url``, ``item`` and ``question_number``.
+
+Templates: see ``_templates`` (1, 2, 3, 4, 5, 5.1, 5.2; greedy decoding, 250 new tokens).
+
+Scorers, reported side by side: ``wikicontradict-judge`` (an LLM reads the response and fills
+in a checklist, see ``_judge``) and ``wikicontradict-match`` (deterministic, see ``_match``).
+Both apply the paper's definitions per template and give ``correct`` (1.0),
+``partially_correct`` (0.5) or ``incorrect`` (0.0). ``benchmarks/wikicontradict_judge.py``
+measures both against the human labels below.
+
+Human labels. Agreement with people is measured on a JSONL file, one object per line::
+
+    {"sample_id": "wc-044-q1", "template": "4", "response": "...", "label": "correct"}
+
+with ``label`` one of ``correct``, ``partially_correct``, ``incorrect`` (all four fields are
+strings; blank lines are skipped). :func:`load_human_labels` reads one;
+:func:`builtin_human_labels` gives the 40 hand-written, hand-labelled responses that ship in
+``validation/human_labels.jsonl``.
+"""
+
+from __future__ import annotations
+
+from freshwiki.benchmarks._base import Scorer, register_scorer
+from freshwiki.benchmarks.wikicontradict._agreement import (
+    ClassScores,
+    HumanLabel,
+    HumanLabelsError,
+    builtin_human_labels,
+    cohens_kappa,
+    confusion_matrix,
+    load_human_labels,
+    percent_agreement,
+    precision_recall_f1,
+)
+from freshwiki.benchmarks.wikicontradict._benchmark import (
+    DATASET_FILE,
+    MAX_NEW_TOKENS,
+    WikiContradict,
+)
+from freshwiki.benchmarks.wikicontradict._data import (
+    EXPECTED_QUESTIONS,
+    DatasetError,
+    clean_passage,
+    load_wikicontradict,
+)
+from freshwiki.benchmarks.wikicontradict._judge import (
+    CHECKLIST,
+    JUDGE_SCHEMA,
+    JudgeScorer,
+    judge_messages,
+    judge_scorer_factory,
+)
+from freshwiki.benchmarks.wikicontradict._labels import LABELS, VALUES, Label
+from freshwiki.benchmarks.wikicontradict._match import (
+    MatchResult,
+    MatchScorer,
+    match_response,
+    normalize,
+)
+from freshwiki.benchmarks.wikicontradict._templates import (
+    TEMPLATES,
+    TemplateSpec,
+    UnknownTemplateError,
+    template_spec,
+)
+from freshwiki.llm import LLM
+
+
+def _match_factory(judge: LLM | None) -> Scorer:
+    """The deterministic scorer ignores the judge: it needs no model."""
+    del judge
+    return MatchScorer()
+
+
+register_scorer("wikicontradict-judge")(judge_scorer_factory)
+register_scorer("wikicontradict-match")(_match_factory)
+
+__all__ = [
+    "CHECKLIST",
+    "DATASET_FILE",
+    "EXPECTED_QUESTIONS",
+    "JUDGE_SCHEMA",
+    "LABELS",
+    "MAX_NEW_TOKENS",
+    "TEMPLATES",
+    "VALUES",
+    "ClassScores",
+    "DatasetError",
+    "HumanLabel",
+    "HumanLabelsError",
+    "JudgeScorer",
+    "Label",
+    "MatchResult",
+    "MatchScorer",
+    "TemplateSpec",
+    "UnknownTemplateError",
+    "WikiContradict",
+    "builtin_human_labels",
+    "clean_passage",
+    "cohens_kappa",
+    "confusion_matrix",
+    "judge_messages",
+    "judge_scorer_factory",
+    "load_human_labels",
+    "load_wikicontradict",
+    "match_response",
+    "normalize",
+    "percent_agreement",
+    "precision_recall_f1",
+    "template_spec",
+]

@@ -1,0 +1,123 @@
+"""The WikiContradict benchmark object the runner sees, and its registration."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from freshwiki.benchmarks._base import (
+    Sample,
+    Scorer,
+    Task,
+    register_benchmark,
+)
+from freshwiki.benchmarks.wikicontradict._data import (
+    EXPECTED_QUESTIONS,
+    DatasetError,
+    load_wikicontradict,
+)
+from freshwiki.benchmarks.wikicontradict._judge import JudgeScorer
+from freshwiki.benchmarks.wikicontradict._match import MatchScorer
+from freshwiki.benchmarks.wikicontradict._templates import TEMPLATES, template_spec
+from freshwiki.llm import Message
+from freshwiki.prompting import render_prompt
+
+if TYPE_CHECKING:
+    from freshwiki.config import Settings
+    from freshwiki.llm import LLM
+
+DATASET_FILE = Path("wikicontradict") / "wikicontradict.json"
+"""Where the dataset sits inside ``Settings.data_dir``."""
+"""Where the dataset sits beside a checkout, relative to the working directory."""
+
+MAX_NEW_TOKENS = 250
+"""The paper's generation cap (greedy decoding)."""
+
+
+class WikiContradict:
+    """WikiContradict (Hou et al., 2024): 253 questions over contradictory Wikipedia passages.
+
+    Attributes:
+        path: The dataset file the samples came from.
+        sha256: Its content hash, so a run records exactly which data it used.
+    """
+
+    name = "wikicontradict"
+    templates: tuple[str, ...] = tuple(TEMPLATES)
+    default_templates: tuple[str, ...] = ("4", "5")
+    """The two-passage pair the paper's headline result contrasts: the same context without and
+    with the warning that it may contradict itself. Templates 1-3 are controls (what the model
+    knows, and that it can read each passage alone) and 5.1/5.2 are ablations; all cost the same
+    per call, so running the two that answer the benchmark's question halves the bill."""
+    breakdowns: tuple[str, ...] = ("contradiction", "scope", "question_type")
+
+    def __init__(self, path: Path, samples: Sequence[Sample]) -> None:
+        self.path = path
+        self.sha256 = hashlib.sha256(path.read_bytes()).hexdigest()
+        self._samples = tuple(samples)
+
+    @classmethod
+    def from_file(cls, path: Path, *, expected: int | None = EXPECTED_QUESTIONS) -> WikiContradict:
+        """Load and validate the dataset at ``path`` (see :func:`load_wikicontradict`)."""
+        return cls(path, load_wikicontradict(path, expected=expected))
+
+    def describe(self) -> Mapping[str, Any]:
+        """What identifies the data, for the run's configuration."""
+        return {"path": str(self.path), "sha256": self.sha256, "samples": len(self._samples)}
+
+    def samples(self) -> Iterator[Sample]:
+        """Every question in file order (item index, then question number)."""
+        return iter(self._samples)
+
+    def render(self, sample: Sample, template: str) -> Task:
+        """The paper's template ``template`` filled with ``sample``.
+
+        Raises:
+            UnknownTemplateError: ``template`` is not one of :attr:`templates`.
+        """
+        spec = template_spec(template)
+        prompt = render_prompt(
+            f"benchmarks/wikicontradict/templates/{spec.file}",
+            question=sample.input,
+            passages=[sample.documents[i] for i in spec.passages],
+        )
+        return Task(
+            sample=sample,
+            template=template,
+            messages=(Message.user(prompt),),
+            query=sample.input,
+            max_tokens=MAX_NEW_TOKENS,
+            temperature=0.0,
+        )
+
+    def scorers(self, judge: LLM | None) -> Sequence[Scorer]:
+        """The deterministic matcher always; the LLM judge when a judge model is given."""
+        found: list[Scorer] = [MatchScorer()]
+        if judge is not None:
+            found.append(JudgeScorer(judge))
+        return found
+
+
+@register_benchmark("wikicontradict")
+def _factory(settings: Settings, options: Mapping[str, Any]) -> WikiContradict:
+    """Build from option ``path``, by default the dataset in ``Settings.data_dir``.
+
+    Option ``expected`` (an int, or ``none``) overrides the 253-question check, for a
+    deliberately cut-down copy of the file.
+    """
+    raw_path = options.get("path")
+    path = Path(str(raw_path)).expanduser() if raw_path else settings.data_dir / DATASET_FILE
+    expected_opt = options.get("expected", EXPECTED_QUESTIONS)
+    if expected_opt is None or str(expected_opt).lower() == "none":
+        expected: int | None = None
+    else:
+        try:
+            expected = int(expected_opt)
+        except ValueError:
+            raise DatasetError(
+                f"benchmark option expected={expected_opt!r} is not a number",
+                hint="give the number of questions the file holds, or 'none'.",
+            ) from None
+    return WikiContradict.from_file(path, expected=expected)
