@@ -46,10 +46,12 @@ Also measured:
 
 * **Where the time goes** (1 process): reader, ``clean_wikitext``, ``make_passages`` and
   ``CorpusStore.add`` timed unprofiled through the public API, and cProfile's split of
-  cleaning into sanitizer / mwparserfromhell / renderer / assembly and of segmentation into
-  blingfire / packing. Our ``split_sentences`` is timed beside blingfire's offsets API (whose
-  Python wrapper maps UTF-8 to character offsets with a per-byte loop) and its C-only split,
-  the floor for sentence splitting.
+  cleaning into sanitizer / mwparserfromhell's tokenizer (C) / its node builder (only for
+  the constructs that need nodes) / rendering / assembly and of segmentation into blingfire /
+  packing. Our ``split_sentences`` is timed beside blingfire's offsets API (whose Python
+  wrapper maps UTF-8 to character offsets with a per-byte loop) and its ``text_to_sentences``
+  (the C split behind a wrapper that allocates a fresh buffer per call; ours calls the same C
+  function with a reused buffer).
 * **Peak memory against dump size**: synthetic plain-XML dumps of the sample's 106 article
   pages repeated 1x, 4x and 16x (each copy with its own page id, revision id and title),
   built in a temp dir and ingested (``workers=1``) in a fresh subprocess each; its peak RSS
@@ -268,7 +270,7 @@ class Row:
 
 def we_extractor_kwargs() -> dict[str, Any]:
     """What wikiextractor's ``main()`` builds for ``--json`` without ``--links``/``--html``."""
-    from wikiextractor.extract import _DEFAULT_IGNORED_TAG_PATTERNS, ignoreTag
+    from wikiextractor.extract import _DEFAULT_IGNORED_TAG_PATTERNS, ignoreTag  # type: ignore[import-untyped]
 
     return {
         "keepLinks": False,
@@ -286,7 +288,7 @@ def we_siteinfo(stream: Any) -> tuple[str, set[str], str]:
     Like ``process_dump`` it sets the module's ``templateNamespace``, which ``collect_pages``
     reads (with it left empty every page looks like a template and none is extracted).
     """
-    from wikiextractor import WikiExtractor as we
+    from wikiextractor import WikiExtractor as we  # type: ignore[import-untyped]
 
     urlbase, known, prefix = "", {"Template"}, ""
     for line in stream:
@@ -489,7 +491,7 @@ def run_rounds(
     log("warm-up round (unmeasured)")
     for row in rows:
         row.measure(scratch, record=False)
-    rounds = []
+    rounds: list[dict[str, Any]] = []
     for i in range(repeats):
         order = rows if i % 2 == 0 else rows[::-1]
         others = waiter.wait() if waiter else others_running()
@@ -540,12 +542,18 @@ def output_summary(dump: Path, scratch: Path) -> dict[str, Any]:
 # -- where the time goes ----------------------------------------------------------------------
 
 
+def _cum_builtin(stats: pstats.Stats, needle: str) -> float:
+    """Cumulative time of C functions (pstats file ``~``) whose name contains ``needle``."""
+    raw: dict[tuple[str, int, str], tuple[Any, ...]] = stats.stats  # type: ignore[attr-defined]
+    return float(sum(v[3] for (file, _, func), v in raw.items() if file == "~" and needle in func))
+
+
 def _cum(stats: pstats.Stats, file_suffix: str, names: set[str]) -> float:
     raw: dict[tuple[str, int, str], tuple[Any, ...]] = stats.stats  # type: ignore[attr-defined]
-    return sum(
+    return float(sum(
         v[3] for (file, _, func), v in raw.items()
         if func in names and file.replace("\\", "/").endswith(file_suffix)
-    )
+    ))
 
 
 def profile_breakdown(dump: Path, scratch: Path, repeats: int) -> dict[str, Any]:
@@ -589,7 +597,7 @@ def profile_breakdown(dump: Path, scratch: Path, repeats: int) -> dict[str, Any]
         with fresh_dir(scratch, "profile_store") as work, \
                 CorpusStore(work / "c.sqlite") as store:
             t0 = time.perf_counter()
-            for i in range(0, len(processed), 64):  # ingest's batch size
+            for i in range(0, len(processed), 16):  # ingest's batch size
                 store.add(processed[i : i + 64], keep_text=options.keep_text)
             stages["store.add"].append(time.perf_counter() - t0)
     stage_s = {k: round(median(v), 4) for k, v in stages.items()}
@@ -606,8 +614,9 @@ def profile_breakdown(dump: Path, scratch: Path, repeats: int) -> dict[str, Any]
     wt = "freshwiki/corpus/wikitext.py"
     p_clean = _cum(st, wt, {"clean_wikitext"})
     p_sanitize = _cum(st, wt, {"_strip_comments", "_extract_ext_tags", "_balance", "_chunks"})
-    p_parse = _cum(st, "mwparserfromhell/parser/__init__.py", {"parse"})
-    p_render = _cum(st, wt, {"body", "fallback_stream"})
+    p_tokenize = _cum_builtin(st, "'tokenize' of")
+    p_build = _cum(st, "mwparserfromhell/parser/builder.py", {"build"})
+    p_render = _cum(st, wt, {"render_chunk", "fallback_stream"}) - p_tokenize - p_build
     p_passages = _cum(st, "freshwiki/corpus/segment.py", {"make_passages"})
     p_split = _cum(st, "freshwiki/corpus/segment.py", {"split_sentences"})
 
@@ -617,16 +626,17 @@ def profile_breakdown(dump: Path, scratch: Path, repeats: int) -> dict[str, Any]
     inner = {
         "sanitizer (comments, ext tags, _balance, chunking)": share(p_sanitize, p_clean,
                                                                    "clean_wikitext"),
-        "mwparserfromhell.parse": share(p_parse, p_clean, "clean_wikitext"),
-        "renderer (nodes → stream)": share(p_render, p_clean, "clean_wikitext"),
-        "assembly, tidy, other cleaning": share(p_clean - p_sanitize - p_parse - p_render,
-                                                p_clean, "clean_wikitext"),
+        "mwparserfromhell tokenizer (C)": share(p_tokenize, p_clean, "clean_wikitext"),
+        "mwparserfromhell node builder": share(p_build, p_clean, "clean_wikitext"),
+        "renderer (tokens and nodes → stream)": share(p_render, p_clean, "clean_wikitext"),
+        "assembly, tidy, other cleaning": share(
+            p_clean - p_sanitize - p_tokenize - p_build - p_render, p_clean, "clean_wikitext"),
         "sentence split (split_sentences, blingfire)": share(p_split, p_passages,
                                                              "make_passages"),
         "passage packing": share(p_passages - p_split, p_passages, "make_passages"),
     }
 
-    # blingfire: its Python wrapper vs its C-only split, on the same paragraphs.
+    # blingfire: its offsets API, its text_to_sentences, and ours, on the same paragraphs.
     texts = [p.text for ps in paragraphs.values() for p in ps if p.text.strip()]
     ascii_share = ratio(sum(t.isascii() for t in texts), len(texts))
 
@@ -654,8 +664,8 @@ def profile_breakdown(dump: Path, scratch: Path, repeats: int) -> dict[str, Any]
             "text_to_sentences_c_only_s": round(bf_c_only, 4),
             "wrapper_python_overhead_s": round(bf_offsets - bf_c_only, 4),
         },
-        "profiled_s": {"clean_wikitext": round(p_clean, 3), "mwparserfromhell.parse":
-                       round(p_parse, 3), "sanitizer": round(p_sanitize, 3),
+        "profiled_s": {"clean_wikitext": round(p_clean, 3), "tokenizer": round(p_tokenize, 3),
+                       "node builder": round(p_build, 3), "sanitizer": round(p_sanitize, 3),
                        "renderer": round(p_render, 3), "make_passages": round(p_passages, 3),
                        "split_sentences": round(p_split, 3)},
         "top_functions_tottime": top_functions(st, 12),
@@ -924,8 +934,8 @@ def print_report(results: dict[str, Any]) -> None:
             f"{100 * bf['ascii_paragraph_share']:.0f}% ASCII): our split_sentences "
             f"{bf['split_sentences_s']:.3f} s; blingfire's offsets API "
             f"{bf['text_to_sentences_and_offsets_s']:.3f} s (its per-byte Python offset loop: "
-            f"{bf['wrapper_python_overhead_s']:.3f} s); blingfire's C-only split "
-            f"{bf['text_to_sentences_c_only_s']:.3f} s (the floor)"
+            f"{bf['wrapper_python_overhead_s']:.3f} s); blingfire's text_to_sentences "
+            f"{bf['text_to_sentences_c_only_s']:.3f} s (C split, fresh buffer per call)"
         )
         print("  top functions by own time (profiled):")
         for f in prof["top_functions_tottime"][:8]:

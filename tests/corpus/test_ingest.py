@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
@@ -12,6 +13,7 @@ import pytest
 from freshwiki.corpus.ingest import IngestOptions, ingest, process_all
 from freshwiki.corpus.readers import read_source
 from freshwiki.corpus.store import CorpusStore
+from freshwiki.records import Revision
 
 SAMPLE = "wikipedia/dumps/enwiki-pages-articles-sample.xml.bz2"
 
@@ -80,3 +82,24 @@ def test_cli_ingest_and_info(shared_data: Path, tmp_path: Path) -> None:
     missing = subprocess.run([str(exe), "--home", str(home), "corpus", "ingest",
                               str(tmp_path / "nope.xml")], capture_output=True, text=True)
     assert missing.returncode == 2 and "nope.xml" in missing.stderr
+
+
+def test_a_rerun_does_not_clean_what_is_already_stored(
+    shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # (The package re-exports the function ``ingest``, which hides the module's name.)
+    ingest_module = importlib.import_module("freshwiki.corpus.ingest")
+    source = shared_data / "wikipedia/topics/recent_articles_en.json"
+    with CorpusStore(tmp_path / "c.sqlite") as store:
+        first = ingest(source, store, workers=1)
+        cleaned: list[int] = []
+        process = ingest_module.process_revision
+
+        def counting(revision: Revision, options: IngestOptions) -> object:
+            cleaned.append(revision.id)
+            return process(revision, options)
+
+        monkeypatch.setattr(ingest_module, "process_revision", counting)
+        again = ingest(source, store, workers=1)
+    assert first.revisions_added == 419 and cleaned == []
+    assert (again.revisions_added, again.revisions_skipped_existing) == (0, 419)

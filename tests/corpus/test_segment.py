@@ -116,3 +116,20 @@ def test_fast_split_equals_blingfire_offsets_on_real_text(shared_data: Path) -> 
     texts = [*list(leads.values())[:1500], tricky]
     for text in texts:
         assert split_sentences(text) == _split_with_offsets(text), text[:80]
+
+
+def test_c_sentences_equals_blingfires_own_wrapper(shared_data: Path) -> None:
+    """The direct call reuses one buffer; a long text then short ones must not leak bytes."""
+    import json
+
+    import blingfire
+
+    from freshwiki.corpus.segment import _c_sentences
+
+    leads = json.loads((shared_data / "wikipedia/topics/recent_articles_en.json").read_text())
+    long_text = " ".join(leads.values())
+    assert len(long_text.encode()) > 1 << 17  # grows the buffer past its first size
+    texts = [long_text, "Short. Text.", "", "A\x00B. C.", "Zoë naïve café. 東京 is big. 🙂 ok.",
+             "Line one\nline two. Three.", *list(leads.values())[:300]]
+    for text in texts:
+        assert _c_sentences(text) == blingfire.text_to_sentences(text), text[:80]

@@ -84,3 +84,20 @@ def test_text_can_be_left_out_for_large_histories(tmp_path: Path) -> None:
         store.add([(rev(1, T1, "Old text"), [])], keep_text=False)
         assert store.revisions(101)[0].text == ""
         assert store.revisions(101)[0].sha1 == "s1"
+
+
+def test_json_columns_are_exactly_what_json_dumps_writes() -> None:
+    """The store's own encoders must write the same text as json.dumps (rows are compared)."""
+    import dataclasses
+    import json
+
+    from freshwiki.corpus.store import _strings_json, _tags_json
+
+    odd = ["", "plain", 'quote " and \\ back', "tab\tnew\nline", "\x00\x1f\x7f", "Zoë 東京 🙂",
+           "\ud800", "</script>", "\u2028\u2029"]
+    for items in ([], ["one"], odd, odd[::-1]):
+        assert _strings_json(items) == json.dumps(items, ensure_ascii=False)
+        assert _strings_json(tuple(items)) == json.dumps(items, ensure_ascii=False)
+    for tags in ((), (CN,), (CN, MaintenanceTag("Update", "Update", {}, scope="block"))):
+        assert _tags_json(tags) == json.dumps([dataclasses.asdict(t) for t in tags],
+                                              ensure_ascii=False)

@@ -663,13 +663,14 @@ def test_big_page_is_parsed_in_bounded_chunks(
     big = "\n\n".join(dump.values()) + "\n\n" + "{{open| [[dangling <span> {|\n" * 2000
     assert len(big) > 5_000_000
     sizes: list[int] = []
-    parse = mwparserfromhell.parse
+    tokenizer = wt._TOKENIZER
 
-    def recording(text: str, skip_style_tags: bool = False) -> object:
-        sizes.append(len(text))
-        return parse(text, skip_style_tags=skip_style_tags)
+    class Recording:
+        def tokenize(self, text: str, context: int = 0, skip_style_tags: bool = False) -> object:
+            sizes.append(len(text))
+            return tokenizer().tokenize(text, context, skip_style_tags)
 
-    monkeypatch.setattr(mwparserfromhell, "parse", recording)
+    monkeypatch.setattr(wt, "_TOKENIZER", Recording)
     paragraphs = clean_wikitext(big)
     assert len(sizes) > 50
     assert max(sizes) < 2 * CHUNK_CHARS
@@ -685,10 +686,11 @@ def test_parser_failure_falls_back_to_regex(
 ) -> None:
     expected = clean_wikitext(dump["Albedo"])
 
-    def broken(text: str, *args: object, **kwargs: object) -> object:
-        raise RecursionError("maximum recursion depth exceeded")
+    class Broken:
+        def tokenize(self, *args: object) -> object:
+            raise RecursionError("maximum recursion depth exceeded")
 
-    monkeypatch.setattr(mwparserfromhell, "parse", broken)
+    monkeypatch.setattr(wt, "_TOKENIZER", Broken)
     fallback = clean_wikitext(dump["Albedo"])
     # The regex path keeps every section, the text and the tags.
     assert [p.section_path for p in fallback] == [p.section_path for p in expected]
@@ -700,10 +702,11 @@ def test_parser_failure_falls_back_to_regex(
 
 
 def test_fallback_renders_tags_and_whitelisted_templates(monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(text: str, *args: object, **kwargs: object) -> object:
-        raise ValueError("parser bug")
+    class Broken:
+        def tokenize(self, *args: object) -> object:
+            raise ValueError("parser bug")
 
-    monkeypatch.setattr(mwparserfromhell, "parse", broken)
+    monkeypatch.setattr(wt, "_TOKENIZER", Broken)
     text = ("{{Update|date=May 2020}}\n== H ==\n'''A''' is {{convert|5|km}} from [[B|b]]."
             "{{cn|date=June 2021}}<ref>x</ref> {{Navbox}}\n* item\n{|\n| cell\n|}\n")
     assert clean_wikitext(text) == [
@@ -714,3 +717,80 @@ def test_fallback_renders_tags_and_whitelisted_templates(monkeypatch: pytest.Mon
                            "inline", 17))),
         Paragraph(("H",), "item", kind="list"),
     ]
+
+
+# --------------------------------------------------------------------------------------
+# Fast paths must not change a character
+# --------------------------------------------------------------------------------------
+
+_EDGE_CHUNKS = [
+    "[[a|]] [[a (b)|]] [[a|b|]] [[a| |]] [[a|b]] [[a_b#c]] [[#sec]] [[ a ]]",
+    "[[:Category:X]] [[Category:Y|z]] [[fr:X]] [[File:x.jpg|thumb|cap [[y]] z]] [[a|''b'']]",
+    "[[a|b [[c]] d]] [[a|{{cn}}]] [[{{PAGENAME}}]] [[a|]]b",
+    "== H ==\nText.\n==H{{cn|date=May 2020}}==\n=== [[x|y]] ===\n==&amp; x==\n",
+    "* a\n#b\n;t:d\n:i\n*# nested\n; term\n: def\n----\n",
+    "[http://x.com t] [http://x.com] http://x.com/y z [http://x.com ''t''] [//x.org s]",
+    "&nbsp;&amp;&bogus;&#65;&#x42;&#xZZ; <br> <br/> <sup>2</sup> <span>s</span>",
+    "{{convert|5|km}} {{lang|fr|bonjour}} {{Inconsistent|date=May 2020}} {{nowrap|a [[b]]}}",
+    "{|\n! A !! B\n|-\n| 1 || [[x]]\n|}\n{{infobox x|a=1|b=[[c]]}}\n''' bold ''' __NOTOC__",
+]
+
+
+def _chunks_of(wikitext: str, *, keep: bool) -> list[str]:
+    """The chunks clean_wikitext hands to the parser (same steps, same order)."""
+    text = wt._strip_comments(wt._PRIVATE_RE.sub("", wikitext).replace("\r\n", "\n"))
+    text = wt._extract_ext_tags(text)
+    return [c for c, _ in wt._chunks(wt._balance(text, keep_tables=keep, keep_infobox=keep))]
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_rendering_from_tokens_equals_rendering_the_parsed_nodes(
+    dump: dict[str, str], keep: bool
+) -> None:
+    """render_chunk builds nodes only for some constructs; the stream must be the same."""
+    chunks = [c for title in list(dump)[:40] for c in _chunks_of(dump[title], keep=keep)]
+    chunks += [c for text in _EDGE_CHUNKS for c in _chunks_of(text, keep=keep)]
+    for chunk in chunks:
+        fast = wt._Renderer(title="T", keep_tables=keep, keep_infobox=keep)
+        slow = wt._Renderer(title="T", keep_tables=keep, keep_infobox=keep)
+        got: list[wt._Item] = []
+        want: list[wt._Item] = []
+        fast.render_chunk(chunk, got)
+        slow.body(mwparserfromhell.parse(chunk, skip_style_tags=True).nodes, want)
+        assert "".join(map(str, got)) == "".join(map(str, want)), chunk[:200]
+        assert got == want and fast.tags == slow.tags, chunk[:200]
+
+
+def _tidy_every_pass(text: str, br: str) -> str:
+    """``_tidy`` before its passes were skipped when they could not match: its oracle.
+
+    (The paren passes only ever ran on text with a "(": that is behaviour, not a shortcut.)
+    """
+    text = wt._ZERO_WIDTH_RE.sub("", text)
+    text = wt._WS_RE.sub(" ", text)
+    if "(" in text:
+        text = wt._EMPTY_PARENS_RE.sub(wt._keep_sentinels, text)
+        text = wt._PAREN_LEAD_RE.sub("(", text)
+        text = wt._PAREN_TRAIL_RE.sub(")", text)
+    text = wt._BR_SPACES_RE.sub(wt._BR, text)
+    text = wt._MULTI_SPACE_RE.sub(" ", text)
+    if ", ," in text or ",," in text:
+        text = wt._REPEATED_COMMA_RE.sub(",", text)
+    text = wt._SPACE_BEFORE_SENT_RE.sub("", text)
+    text = wt._SPACE_BEFORE_PUNCT_RE.sub("", text)
+    text = wt._SPACE_AFTER_OPEN_RE.sub(r"\1", text)
+    return text.replace(wt._BR, br)
+
+
+def test_tidy_skips_only_passes_that_would_change_nothing() -> None:
+    import random
+
+    rng = random.Random(5)
+    pieces = [" ", " ", "  ", "\t", "\xa0", "\u2009", "\n", "(", ")", "[", "]", ",", ";", ":",
+              ".", "!", "?", "a", "word", wt._BR, wt._sentinel(3), wt._sentinel(12), "\u200b",
+              wt._GAP, "x y", "( ", " )", ", ,", ",,"]
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 40)))
+             for _ in range(20_000)]
+    for text in texts:
+        for br in ("\n", " "):
+            assert wt._tidy(text, br) == _tidy_every_pass(text, br), repr(text)

@@ -16,7 +16,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from freshwiki.corpus.readers import ReadReport, read_source
+from freshwiki.corpus.readers import DumpReadError, ReadReport, read_source
 from freshwiki.corpus.segment import DEFAULT_MAX_WORDS, make_passages
 from freshwiki.corpus.store import CorpusStore
 from freshwiki.corpus.wikitext import clean_wikitext
@@ -96,8 +96,13 @@ def process_revision(revision: Revision, options: IngestOptions) -> Processed:
     return revision, passages
 
 
-def _process_batch(batch: Sequence[Revision], options: IngestOptions) -> list[Processed]:
-    return [process_revision(r, options) for r in batch]
+def _batch_passages(batch: Sequence[Revision], options: IngestOptions) -> list[list[Passage]]:
+    """A worker's job: the passages of each revision, and only those.
+
+    The revisions stay with the parent, which already has them, so their text (most of the
+    bytes) is not pickled back.
+    """
+    return [process_revision(r, options)[1] for r in batch]
 
 
 def _batched(items: Iterable[Revision], size: int) -> Iterator[list[Revision]]:
@@ -140,23 +145,28 @@ def process_all(
     batches = _batched(revisions, batch_size)
     if workers <= 1:
         for batch in batches:
-            yield _process_batch(batch, options)
+            yield [process_revision(r, options) for r in batch]
         return
     limit = max_in_flight or 2 * workers
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        pending: deque[Future[list[Processed]]] = deque()
+        pending: deque[tuple[list[Revision], Future[list[list[Passage]]]]] = deque()
+
+        def done() -> list[Processed]:
+            batch, future = pending.popleft()
+            return list(zip(batch, future.result(), strict=True))
+
         try:
             for batch in batches:
-                pending.append(pool.submit(_process_batch, batch, options))
+                pending.append((batch, pool.submit(_batch_passages, batch, options)))
                 if len(pending) >= limit:
-                    yield pending.popleft().result()
+                    yield done()
         except Exception:
             # A source fault: finish and hand over the work already read, then re-raise.
             while pending:
-                yield pending.popleft().result()
+                yield done()
             raise
         while pending:
-            yield pending.popleft().result()
+            yield done()
 
 
 def ingest(
@@ -203,6 +213,11 @@ def ingest(
         if options.skip_redirects and is_redirect(revision):
             report.redirects_skipped += 1
             return False
+        # Checked before cleaning, not only when storing: rerunning an ingest that stopped
+        # at a fault (or re-reading a dump) then costs a read, not a second cleaning.
+        if store.has_revision(revision.id):
+            report.revisions_skipped_existing += 1
+            return False
         return True
 
     kept = (r for r in wanted if keep(r))
@@ -213,14 +228,22 @@ def ingest(
     else:
         batches = process_all(kept, options, workers=workers or os.cpu_count() or 1)
     done = 0
-    for batch in batches:
-        result = store.add(batch, keep_text=options.keep_text)
-        report.revisions_added += result.added
-        report.revisions_skipped_existing += result.skipped
-        report.passages += result.passages
-        done += len(batch)
-        if on_progress:
-            on_progress(done, read_report.bytes_read)
+    try:
+        for batch in batches:
+            result = store.add(batch, keep_text=options.keep_text)
+            report.revisions_added += result.added
+            report.revisions_skipped_existing += result.skipped
+            report.passages += result.passages
+            done += len(batch)
+            if on_progress:
+                on_progress(done, read_report.bytes_read)
+    except DumpReadError as exc:
+        # Say what is safe: everything read before the fault is stored, and a rerun
+        # (with --skip-bad-pages, or on a repaired file) skips it instead of redoing it.
+        stored = (f"The {report.revisions_added} revision(s) read before it are stored; "
+                  "a rerun skips them")
+        hint = f"{exc.hint}. {stored}" if exc.hint else stored
+        raise DumpReadError(exc.fault, hint=hint) from exc
     report.bad_pages = [str(s) for s in read_report.skipped]
     store.record_source(source, report.as_dict())
     return report

@@ -262,6 +262,29 @@ def _fail(path: Path | str, error: str, hint: str) -> DumpReadError:
     return DumpReadError(PageFault(path=str(path), error=error), hint=hint)
 
 
+def _page_fault(
+    info: PageFault, report: ReadReport | None, *, skip: bool, hint: str = _HINT_SKIP
+) -> None:
+    """Record a fault in ``report``: skipped if ``skip``, else the failure, raised.
+
+    Every reader handles a bad page this one way, so a skip is never silent and a stop
+    always leaves :attr:`ReadReport.failure` set.
+    """
+    if not skip:
+        if report is not None:
+            report.failure = info
+        raise DumpReadError(info, hint=hint)
+    if report is not None:
+        report.skipped.append(info)
+
+
+def _count_page(report: ReadReport | None) -> None:
+    """One page of one revision (extracted-text sources) read and yielded."""
+    if report is not None:
+        report.pages += 1
+        report.revisions += 1
+
+
 def _check_file(path: str | os.PathLike[str]) -> Path:
     """Fail now, at call time, not at the first ``next()``: the caller named a bad path."""
     p = Path(path)
@@ -433,6 +456,13 @@ def _open_stream(
         raw.close()
         raise
     return stream, raw
+
+
+def _close(stream: IO[bytes], raw: IO[bytes] | None) -> None:
+    """Close what :func:`_open_stream` opened (the raw file too: the stream does not own it)."""
+    stream.close()
+    if raw is not None:
+        raw.close()
 
 
 # --------------------------------------------------------------------------- the scanner
@@ -771,12 +801,7 @@ def _read_dump(
         """Record a fault; raise unless it is a page fault and the caller skips those."""
         page_id, title = (page.id, page.title) if page is not None else _identity(head)
         info = src.fault(error, offset, page_id=page_id, title=title, revisions_yielded=yielded)
-        if fatal or not skip_bad_pages:
-            if report is not None:
-                report.failure = info
-            raise DumpReadError(info, hint=hint)
-        if report is not None:
-            report.skipped.append(info)
+        _page_fault(info, report, skip=skip_bad_pages and not fatal, hint=hint)
 
     while True:
         try:
@@ -887,9 +912,7 @@ def _dump_events(
                 latest_only=latest_only,
             )
         finally:
-            stream.close()
-            if raw is not None:
-                raw.close()
+            _close(stream, raw)
 
     return run()
 
@@ -1027,9 +1050,7 @@ class MultistreamIndex:
         except (EOFError, OSError) as exc:
             raise _fail(self.path, f"cannot be read to the end ({exc})", _HINT_TRUNCATED) from exc
         finally:
-            stream.close()
-            if raw is not None:
-                raw.close()
+            _close(stream, raw)
 
     def find(self, title: str) -> IndexEntry | None:
         """The entry for ``title`` (exact, as in the dump), or None. Scans the file."""
@@ -1206,23 +1227,14 @@ def iter_jsonl(
                         path=str(checked), error=f"line {number}: {exc}", offset=here,
                         offset_in=offset_in, title=_title_guess(line),
                     )
-                    if not skip_bad_pages:
-                        if report is not None:
-                            report.failure = info
-                        raise DumpReadError(info, hint=_HINT_SKIP) from None
-                    if report is not None:
-                        report.skipped.append(info)
+                    _page_fault(info, report, skip=skip_bad_pages)
                     continue
-                if report is not None:
-                    report.pages += 1
-                    report.revisions += 1
+                _count_page(report)
                 yield revision
         finally:
-            stream.close()
-            if raw is not None:
-                if report is not None:
-                    report.compressed_bytes_read += raw.tell()
-                raw.close()
+            if raw is not None and report is not None:
+                report.compressed_bytes_read += raw.tell()
+            _close(stream, raw)
 
     return run()
 
@@ -1308,25 +1320,16 @@ def iter_topics(
                         path=str(checked), title=title, offset=at, offset_in=_DECODED_TEXT,
                         error=f"value is {type(value).__name__}, not a string",
                     )
-                    if not skip_bad_pages:
-                        if report is not None:
-                            report.failure = info
-                        raise DumpReadError(info, hint=_HINT_SKIP)
-                    if report is not None:
-                        report.skipped.append(info)
+                    _page_fault(info, report, skip=skip_bad_pages)
                     continue
-                if report is not None:
-                    report.pages += 1
-                    report.revisions += 1
+                _count_page(report)
                 yield _plain_revision(title, value, stamp)
         finally:
             if report is not None and not stream.closed:
                 report.bytes_read += stream.tell()
                 if raw is not None:
                     report.compressed_bytes_read += raw.tell()
-            stream.close()
-            if raw is not None:
-                raw.close()
+            _close(stream, raw)
 
     return run()
 
@@ -1451,12 +1454,12 @@ def detect_format(path: str | os.PathLike[str]) -> SourceFormat:
     stream, raw = _open_stream(checked, _compression_of(checked))
     try:
         head = stream.read(_SNIFF)
-    except (EOFError, OSError, lzma.LZMAError) as exc:
+    except EOFError as exc:  # a small file cut short: say so, as the readers do
+        raise _fail(checked, f"compressed data ends early ({exc})", _HINT_TRUNCATED) from exc
+    except (OSError, lzma.LZMAError) as exc:
         raise _fail(checked, f"cannot be decompressed ({exc})", _HINT_CORRUPT) from exc
     finally:
-        stream.close()
-        if raw is not None:
-            raw.close()
+        _close(stream, raw)
     start = head.lstrip(b"\xef\xbb\xbf \t\r\n")
     if not start:
         what = "is empty (0 bytes)" if not head else "contains only whitespace"

@@ -23,6 +23,9 @@ How a page is processed, and why:
    by the chunk size. Cutting there changes nothing: paragraphs end at blank lines anyway.
 3. **Parse and render.** mwparserfromhell parses each chunk (``skip_style_tags``: the
    quote markup is stripped from the text instead, which is faster and never backtracks).
+   Its tokenizer is C but its node builder is Python, so nodes are built only for the
+   top-level constructs that need them; text, list markers and plain headings and links are
+   rendered from their tokens (:meth:`_Renderer.render_chunk`), with the same result.
    The nodes are rendered to a stream of text, headings, list markers and table blocks.
    Links become their text, and refs, files, categories, interlanguage links and
    templates go away. A small, data-driven set of inline templates is rendered instead
@@ -61,6 +64,7 @@ Tag scope follows where the editor put the tag, not only which template it is. E
 from __future__ import annotations
 
 import bisect
+import functools
 import html
 import itertools
 import re
@@ -69,6 +73,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 import mwparserfromhell
+import mwparserfromhell.parser
 from mwparserfromhell.nodes import (
     Argument,
     Comment,
@@ -80,6 +85,9 @@ from mwparserfromhell.nodes import (
     Text,
     Wikilink,
 )
+from mwparserfromhell.parser import builder as _builder
+from mwparserfromhell.parser import tokens as _tok
+from mwparserfromhell.parser.tokenizer import Tokenizer
 
 from freshwiki.errors import FreshwikiError
 from freshwiki.records import MaintenanceTag, Paragraph
@@ -788,13 +796,19 @@ _HTML_TAGS: Final = frozenset({
 """Paired tags balanced by the sanitizer. ``br``, ``hr``, ``li``, ``dt``, ``dd``, ``tr``,
 ``td``, ``th`` may stand alone; the parser accepts them unclosed without backtracking."""
 
+_SIMPLE_LINK: Final = r"\[\[(?P<target>[^\[\]{}|<>:'\n]+)(?:\|(?P<label>[^\[\]{}|<>\n]+))?\]\]"
+"""A link with no markup, nesting or namespace: ``[[A]]``, ``[[A|b]]``."""
+_SIMPLE_LINK_RE: Final = re.compile(_SIMPLE_LINK)
 _TOKEN_RE: Final = re.compile(
     # The lookahead is implied by every alternative (each starts with one of these characters
     # or at a line start), so it changes no match; it lets the engine reject the other
     # characters with one test instead of trying all seven alternatives at each of them,
     # which made this scan 3x faster (it was 3/4 of _balance's time).
+    # A simple link is one token: it holds no bracket, brace or tag, so its "[[" and "]]"
+    # would pair with each other anyway, and taking them at once halves the tokens.
     r"(?=[{}\[\]<]|^)(?:"
-    r"(?P<topen>\{\{)|(?P<tclose>\}\})|(?P<lopen>\[\[)|(?P<lclose>\]\])"
+    rf"(?P<topen>\{{\{{)|(?P<tclose>\}}\}})|(?P<slink>{_SIMPLE_LINK})"
+    r"|(?P<lopen>\[\[)|(?P<lclose>\]\])"
     r"|(?P<tabopen>^[ \t]*:*[ \t]*\{\|)|(?P<tabclose>^[ \t]*\|\}(?!\}))"
     r"|(?P<tag><(?P<slash>/?)(?P<name>[A-Za-z][A-Za-z0-9]*)(?=[\s/>])[^<>]*?(?P<self>/?)>))",
     re.MULTILINE,
@@ -817,8 +831,12 @@ class _Sanitized:
     """Positions where nesting exceeds :data:`DEPTH_LIMIT` (sorted)."""
 
 
+@functools.lru_cache(maxsize=4096)
 def _template_renders(name: str, *, keep_infobox: bool) -> bool:
-    """Whether a template with this name can produce any output (else it is dropped early)."""
+    """Whether a template with this name can produce any output (else it is dropped early).
+
+    Cached: pages repeat a few names ({{cite web}}, {{sfn}}...) hundreds of times.
+    """
     key = _fold(_strip_template_prefix(name))
     if (key in MAINTENANCE_TAGS or key in _CONTAINERS or key in INLINE_TEMPLATES
             or key in _PAGENAME_WORDS or any(key.startswith(p) for p, _ in _PREFIX_TEMPLATES)):
@@ -857,6 +875,12 @@ def _balance(
                 templates.append((braces.pop(), end))
             else:
                 edits.append((start, end, ""))
+        elif kind == "slink":
+            plain = _simple_link_shown(m)
+            if plain is None:
+                spans.append((start, end))
+            else:
+                simple_links.append((start, end, plain))
         elif kind == "lopen":
             links.append(start)
         elif kind == "lclose":
@@ -938,9 +962,6 @@ def _too_deep(spans: list[tuple[int, int]]) -> list[int]:
     return deep
 
 
-_SIMPLE_LINK_RE: Final = re.compile(r"\[\[([^\[\]{}|<>:'\n]+)(?:\|([^\[\]{}|<>\n]+))?\]\]")
-
-
 def _simple_link_text(text: str, start: int, end: int) -> str | None:
     """What a plain ``[[A]]``/``[[A|b]]`` link shows, or ``None`` if it needs the parser.
 
@@ -949,14 +970,17 @@ def _simple_link_text(text: str, start: int, end: int) -> str | None:
     a pipe trick or a label that could merge with the text around it is left to the parser.
     """
     m = _SIMPLE_LINK_RE.fullmatch(text, start, end)
-    if m is None:
-        return None
-    label = m.group(2)
+    return None if m is None else _simple_link_shown(m)
+
+
+def _simple_link_shown(m: re.Match[str]) -> str | None:
+    """:func:`_simple_link_text` of a match of :data:`_SIMPLE_LINK` (``target``, ``label``)."""
+    label = m.group("label")
     if label is not None:
         if "''" in label or label[0] in "'*#:;= \t-!" or label[-1] == "'":
             return None
         return label
-    target = _squash(m.group(1))
+    target = _squash(m.group("target"))
     page, _, fragment = target.partition("#")
     shown = (page or fragment).replace("_", " ")
     return shown if shown and shown[0] not in "*#:;=-!" else None
@@ -1172,14 +1196,26 @@ def _split_top_level(content: str) -> list[str]:
     return parts
 
 
-def _fb_link(inner: str) -> str:
-    target, _, label = inner.partition("|")
+def _shown_target(target: str) -> str | None:
+    """A link target without its leading ``:``, or ``None`` if the link shows nothing.
+
+    Files, categories and interlanguage links render nothing in the text, unless a leading
+    ``:`` (``[[:Category:X]]``) makes them ordinary links.
+    """
     visible = target.startswith(":")
     target = target.lstrip(":").strip()
     if ":" in target and not visible:
         prefix = target.split(":", 1)[0].strip().casefold()
         if prefix in _HIDDEN_NAMESPACES or _INTERWIKI_LANG_RE.fullmatch(prefix):
-            return ""
+            return None
+    return target
+
+
+def _fb_link(inner: str) -> str:
+    raw_target, _, label = inner.partition("|")
+    target = _shown_target(raw_target)
+    if target is None:
+        return ""
     if label:
         return label
     return target.partition("#")[0] or target.partition("#")[2]
@@ -1188,25 +1224,45 @@ def _fb_link(inner: str) -> str:
 _LINK_TOKEN_RE: Final = re.compile(r"\[\[|\]\]")
 
 
+def _reduce_nested(
+    text: str,
+    tokens: re.Pattern[str],
+    opener: str,
+    closed: Callable[[str], str],
+    unclosed: Callable[[str], str],
+) -> str:
+    """Replace each ``opener ... closer`` pair, innermost first, by ``closed(inside)``.
+
+    A stack of buffers, so linear at any depth (the parser's recursion is what fails on deep
+    nesting). ``tokens`` matches the opener and the closer; a stray closer is left as text,
+    and what an opener never closed becomes ``unclosed(inside)``.
+    """
+    stack: list[list[str]] = [[]]
+    pos = 0
+    for m in tokens.finditer(text):
+        stack[-1].append(text[pos:m.start()])
+        pos = m.end()
+        if m.group(0) == opener:
+            stack.append([])
+        elif len(stack) > 1:
+            inner = "".join(stack.pop())
+            stack[-1].append(closed(inner))
+    stack[-1].append(text[pos:])
+    while len(stack) > 1:
+        inner = "".join(stack.pop())
+        stack[-1].append(unclosed(inner))
+    return "".join(stack[0])
+
+
+def _keep(text: str) -> str:
+    return text
+
+
 def _fb_links(text: str) -> str:
     """Reduce links innermost first (file captions go with their file); linear, any depth."""
     if "[[" not in text and "]]" not in text:
         return text
-    stack: list[list[str]] = [[]]
-    pos = 0
-    for m in _LINK_TOKEN_RE.finditer(text):
-        stack[-1].append(text[pos:m.start()])
-        pos = m.end()
-        if m.group(0) == "[[":
-            stack.append([])
-        elif len(stack) > 1:
-            inner = "".join(stack.pop())
-            stack[-1].append(_fb_link(inner))
-    stack[-1].append(text[pos:])
-    while len(stack) > 1:  # unclosed: keep the text
-        inner = "".join(stack.pop())
-        stack[-1].append(inner)
-    return "".join(stack[0])
+    return _reduce_nested(text, _LINK_TOKEN_RE, "[[", _fb_link, _keep)  # unclosed: keep text
 
 
 def _fb_inline(text: str) -> str:
@@ -1271,25 +1327,14 @@ class _FallbackMixin:
         """
         if "{{" not in text and "}}" not in text:
             return text
-        stack: list[list[str]] = [[]]
-        pos = 0
-        for m in _BRACE_RE.finditer(text):
-            stack[-1].append(text[pos:m.start()])
-            pos = m.end()
-            if m.group(0) == "{{":
-                stack.append([])
-            elif len(stack) > 1:
-                content = "".join(stack.pop())
-                stack[-1].append(self.fb_template(content))
-        stack[-1].append(text[pos:])
-        while len(stack) > 1:  # unclosed: render it if it renders, else keep its text
-            content = "".join(stack.pop())
-            head, bar, rest = content.partition("|")
-            if _template_renders(head, keep_infobox=False):
-                stack[-1].append(self.fb_template(content))
-            else:
-                stack[-1].append(rest if bar else content)
-        return "".join(stack[0])
+        return _reduce_nested(text, _BRACE_RE, "{{", self.fb_template, self.fb_unclosed)
+
+    def fb_unclosed(self, content: str) -> str:
+        """An unclosed template: rendered if it renders, else its text is kept."""
+        head, bar, rest = content.partition("|")
+        if _template_renders(head, keep_infobox=False):
+            return self.fb_template(content)
+        return rest if bar else content
 
     def fb_template(self, content: str) -> str:
         parts = _split_top_level(content)
@@ -1363,6 +1408,50 @@ class _FallbackMixin:
 
 _LEFTOVER_RE: Final = re.compile(r"\{\{|\}\}|\[\[|\]\]|\{\||\|\}|<[A-Za-z/]")
 
+# The C tokenizer, as mwparserfromhell.parse uses; the pure-Python one where it is not built.
+_TOKENIZER: Final[Any] = getattr(mwparserfromhell.parser, "CTokenizer", None) or Tokenizer
+_BUILDER: Final[Any] = _builder.Builder
+_OPENERS: Final = frozenset({
+    _tok.TemplateOpen, _tok.ArgumentOpen, _tok.WikilinkOpen, _tok.ExternalLinkOpen,
+    _tok.HeadingStart, _tok.CommentStart, _tok.TagOpenOpen, _tok.HTMLEntityStart,
+})
+_CLOSERS: Final = frozenset({
+    _tok.TemplateClose, _tok.ArgumentClose, _tok.WikilinkClose, _tok.ExternalLinkClose,
+    _tok.HeadingEnd, _tok.CommentEnd, _tok.TagCloseSelfclose, _tok.TagCloseClose,
+    _tok.HTMLEntityEnd,
+})
+"""Tokens that open and close a node. Every node's tokens nest, so a top-level node ends
+where the count of the two first returns to zero."""
+
+
+def _node_end(tokens: Sequence[Any], start: int) -> int:
+    """Index just past the top-level node whose first token is ``tokens[start]``."""
+    depth = 0
+    for j in range(start, len(tokens)):
+        kind = type(tokens[j])
+        if kind in _OPENERS:
+            depth += 1
+        elif kind in _CLOSERS:
+            depth -= 1
+        if depth <= 0:
+            return j + 1
+    return len(tokens)  # never closed: the builder raises on it, as for the whole chunk
+
+
+def _texts(tokens: Sequence[Any]) -> list[str] | None:
+    """The strings of ``tokens`` if every one is text, else ``None``."""
+    if all(type(t) is _tok.Text for t in tokens):
+        return [t.text for t in tokens]
+    return None
+
+
+def _split_at(tokens: Sequence[Any], separator: type) -> tuple[Sequence[Any], Sequence[Any] | None]:
+    """Tokens before and after the first ``separator`` (``None`` after if there is none)."""
+    for i, token in enumerate(tokens):
+        if type(token) is separator:
+            return tokens[:i], tokens[i + 1:]
+    return tokens, None
+
 
 class _Renderer(_FallbackMixin):
     """Turns mwparserfromhell nodes into stream items, registering tags as it goes."""
@@ -1408,6 +1497,71 @@ class _Renderer(_FallbackMixin):
         return _make_tag_info(str(node.name).strip(), spec, params, rendered)
 
     # -- body level --------------------------------------------------------------------------
+
+    def render_chunk(self, chunk: str, out: list[_Item]) -> None:
+        """Parse a chunk and render it to ``out``, building nodes only where they are needed.
+
+        mwparserfromhell tokenizes in C, but building its node tree (in Python) took most
+        of the parse. Top-level text, list markers, plain headings and links of plain text
+        are rendered straight from their tokens, with the same methods as their nodes;
+        every other top-level node is built alone (the builder builds each top-level node
+        from its own tokens, so alone it is the same node) and rendered by :meth:`body`.
+        """
+        tokens = _TOKENIZER().tokenize(chunk, 0, True)
+        i, n = 0, len(tokens)
+        while i < n:
+            token = tokens[i]
+            if type(token) is _tok.Text:
+                out.append(self.text(token.text))
+                i += 1
+                continue
+            end = _node_end(tokens, i)
+            group = tokens[i:end]
+            item = self.from_tokens(group)
+            if item is None:
+                self.body(_BUILDER().build(group).nodes, out)
+            else:
+                out.append(item)
+            i = end
+
+    def from_tokens(self, group: Sequence[Any]) -> _Item | None:
+        """What :meth:`body` renders for this top-level node, without building it.
+
+        ``None`` where its tokens are not simple enough: the caller builds it then.
+        """
+        kind, inner = type(group[0]), group[1:-1]
+        if kind is _tok.TagOpenOpen:  # "*", "#", ":", ";" at a line start
+            markup = group[0].wiki_markup
+            if (markup and len(group) == 3 and type(group[1]) is _tok.Text
+                    and type(group[2]) is _tok.TagCloseSelfclose
+                    and group[1].text.strip().lower() in ("li", "dt", "dd")):
+                return _ListMark(str(markup))
+            return None
+        if kind is _tok.HeadingStart:
+            title = _texts(inner)
+            if title is None:
+                return None
+            return _Heading(group[0].level, "".join([self.text(t) for t in title]))
+        if kind is _tok.WikilinkOpen:
+            before, after = _split_at(inner, _tok.WikilinkSeparator)
+            target, label = _texts(before), None if after is None else _texts(after)
+            if target is None or (after is not None and label is None):
+                return None
+            raw_label = None if label is None else "".join(label)
+            return self.link(
+                "".join([self.text(t) for t in target]),
+                None if label is None else [Text(t) for t in label],
+                lambda: raw_label is not None and ("|" + raw_label).endswith("|"),
+            )
+        if kind is _tok.ExternalLinkOpen:
+            before, after = _split_at(inner, _tok.ExternalLinkSeparator)
+            if _texts(before) is None:
+                return None
+            if after is None:
+                return ""  # a bare or untitled link shows nothing, as in node()
+            title = _texts(after)
+            return None if title is None else "".join([self.text(t) for t in title])
+        return None
 
     def body(self, nodes: Iterable[Any], out: list[_Item]) -> None:
         for node in nodes:
@@ -1460,16 +1614,26 @@ class _Renderer(_FallbackMixin):
         return ""
 
     def wikilink(self, node: Any) -> str:
-        target = _squash(self.inline(node.title.nodes))
-        visible = target.startswith(":")
-        target = target.lstrip(":").strip()
-        if ":" in target and not visible:
-            prefix = target.split(":", 1)[0].strip().casefold()
-            if prefix in _HIDDEN_NAMESPACES or _INTERWIKI_LANG_RE.fullmatch(prefix):
-                return ""
-        if node.text is not None:
-            label = self.inline(node.text.nodes)
-            if label.strip() or not str(node).endswith("|]]"):
+        return self.link(
+            self.inline(node.title.nodes),
+            None if node.text is None else node.text.nodes,
+            lambda: str(node).endswith("|]]"),
+        )
+
+    def link(
+        self, title: str, label_nodes: Iterable[Any] | None, bare_pipe: Callable[[], bool]
+    ) -> str:
+        """What a wikilink shows, from its rendered title and its label's nodes.
+
+        ``bare_pipe`` says whether the link's source ends in ``|]]``: with an empty label
+        that is the pipe trick. The label is rendered only if the link shows at all.
+        """
+        target = _shown_target(_squash(title))
+        if target is None:
+            return ""
+        if label_nodes is not None:
+            label = self.inline(label_nodes)
+            if label.strip() or not bare_pipe():
                 return label
             # Pipe trick: [[Foo (bar)|]] shows "Foo".
             target = re.sub(r"\s*\([^()]*\)\s*$", "", target.split(":", 1)[-1])
@@ -1671,7 +1835,7 @@ def _make_tag_info(
 
 def _squash(text: str) -> str:
     """Collapse runs of spaces (not newlines) and strip."""
-    return _WS_RE.sub(" ", text.replace(_GAP, "")).strip()
+    return _collapse_spaces(text.replace(_GAP, "")).strip()
 
 
 # --------------------------------------------------------------------------------------
@@ -1679,6 +1843,9 @@ def _squash(text: str) -> str:
 # --------------------------------------------------------------------------------------
 
 _WS_RE: Final = re.compile(r"[ \t\r\f\v\xa0\u1680\u2000-\u200a\u202f\u205f\u3000]+")
+_ODD_SPACE_RE: Final = re.compile(r"[\t\r\f\v\xa0\u1680\u2000-\u200a\u202f\u205f\u3000]")
+_TRAIL_HINT_RE: Final = re.compile(r"[,;:]\s*\)")
+_PUNCT_HINT_RE: Final = re.compile(" [,.;:!?)\\]\ue000]")
 _ZERO_WIDTH_RE: Final = re.compile("[\u200b\u200e\u200f\ufeff\u00ad\ue002]")
 _EMPTY_PARENS_RE: Final = re.compile(rf"\((?:[\s,;:]|{_SENT})*\)")
 _PAREN_LEAD_RE: Final = re.compile(r"\(\s*[,;:]+\s*")
@@ -1696,23 +1863,44 @@ def _keep_sentinels(match: re.Match[str]) -> str:
     return "".join(_SENT_RE.findall(match.group(0)))
 
 
+def _collapse_spaces(text: str) -> str:
+    """``_WS_RE.sub(" ", text)``, without the substitution where it would change nothing.
+
+    Every single space matches ``_WS_RE``, and replacing each by itself cost more than the
+    two quick scans that say no run needs changing (true of nine paragraphs in ten).
+    """
+    if "  " in text or _ODD_SPACE_RE.search(text):
+        return _WS_RE.sub(" ", text)
+    return text
+
+
 def _tidy(text: str, br: str) -> str:
-    """Whitespace and punctuation left behind by removed markup; sentinels stay put."""
+    """Whitespace and punctuation left behind by removed markup; sentinels stay put.
+
+    The passes run in this order, each on what the last left. A pass whose pattern cannot
+    match is skipped after a cheaper test that is true wherever it can (a substring, or a
+    pattern that starts with a rare character instead of a space): most paragraphs need
+    few passes, and each full pass over the text took as long as the whole test.
+    """
     text = _ZERO_WIDTH_RE.sub("", text)
-    text = _WS_RE.sub(" ", text)
+    text = _collapse_spaces(text)
     if "(" in text:
         text = _EMPTY_PARENS_RE.sub(_keep_sentinels, text)
         text = _PAREN_LEAD_RE.sub("(", text)
-        text = _PAREN_TRAIL_RE.sub(")", text)
+        if _TRAIL_HINT_RE.search(text):
+            text = _PAREN_TRAIL_RE.sub(")", text)
     if _BR in text:
         text = _BR_SPACES_RE.sub(_BR, text)
-    text = _MULTI_SPACE_RE.sub(" ", text)
+    if "  " in text:
+        text = _MULTI_SPACE_RE.sub(" ", text)
     if ", ," in text or ",," in text:
         text = _REPEATED_COMMA_RE.sub(",", text)
     if _SENT_OPEN in text:
         text = _SPACE_BEFORE_SENT_RE.sub("", text)
-    text = _SPACE_BEFORE_PUNCT_RE.sub("", text)
-    text = _SPACE_AFTER_OPEN_RE.sub(r"\1", text)
+    if _PUNCT_HINT_RE.search(text):
+        text = _SPACE_BEFORE_PUNCT_RE.sub("", text)
+    if "( " in text or "[ " in text:
+        text = _SPACE_AFTER_OPEN_RE.sub(r"\1", text)
     return text.replace(_BR, br)
 
 
@@ -1809,7 +1997,7 @@ class _Assembler:
         self.line_marks = ""
         if self.skip_level is not None:
             return
-        bare = _SENT_RE.sub("", line).replace(_GAP, "").strip()
+        bare = (_SENT_RE.sub("", line) if _SENT_OPEN in line else line).replace(_GAP, "").strip()
         if not marks:
             if not bare or _HR_RE.fullmatch(bare):
                 ids = [_sentinel_index(t) for t in _SENT_RE.findall(line)]
@@ -1966,10 +2154,9 @@ def clean_wikitext(
         if too_deep and mode == "fallback":
             stream.extend(renderer.fallback_stream(chunk))
             continue
+        piece: list[_Item] = []
         try:
-            parsed = mwparserfromhell.parse(chunk, skip_style_tags=True)
-            piece: list[_Item] = []
-            renderer.body(parsed.nodes, piece)
+            renderer.render_chunk(chunk, piece)
         except Exception as exc:  # RecursionError included: any parser/renderer failure
             if mode == "raise":
                 raise WikitextError(
