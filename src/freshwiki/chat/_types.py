@@ -1,0 +1,221 @@
+"""What a grounded chat turn takes and returns: the seam between the pipeline and its users.
+
+The pipeline (``GroundedChat``) implements :class:`ChatEngine`; the REPL, the HTTP API, the web
+page, the distillation export and the chat evaluation only use these types, so each can be built
+and tested against a scripted engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+Role = Literal["user", "assistant"]
+Verdict = Literal["SUPPORTS", "REFUTES", "NOT ENOUGH INFO"]
+Mode = Literal["full", "fast"]
+
+
+@dataclass(frozen=True)
+class ChatMessage:
+    """One turn of the conversation so far."""
+
+    role: Role
+    content: str
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A retrieved passage as the chat shows and cites it (Wikipedia text: CC BY-SA 4.0).
+
+    Attributes:
+        passage_id: The index's passage id.
+        title: Article title.
+        section: Section path, outermost first.
+        text: The passage text.
+        timestamp: ISO 8601 time of the revision it comes from, if known.
+        score: Retrieval score.
+    """
+
+    passage_id: str
+    title: str
+    section: tuple[str, ...]
+    text: str
+    timestamp: str | None = None
+    score: float = 0.0
+
+
+@dataclass(frozen=True)
+class SearchQuery:
+    """A query the pipeline sent to the index, with the time intent it chose."""
+
+    text: str
+    time_intent: str = "none"
+    purpose: str = "answer"
+    """``answer`` (stage 1) or ``verify`` (stage 5, one per claim)."""
+
+
+@dataclass(frozen=True)
+class Fact:
+    """A short statement kept from one retrieved passage (stage 2).
+
+    Attributes:
+        text: The fact, self-contained.
+        source: The passage it was taken from.
+    """
+
+    text: str
+    source: Evidence
+
+
+@dataclass(frozen=True)
+class ClaimCheck:
+    """One claim of the draft and its verification (stages 4-5)."""
+
+    claim: str
+    verdict: Verdict
+    evidence: tuple[Evidence, ...] = ()
+    rationale: str = ""
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """Retrieved facts that disagree on something the user asked about.
+
+    Attributes:
+        about: What they disagree on, in a few words ("the year it opened").
+        facts: Indices into :attr:`TurnTrace.facts` of the disagreeing facts.
+    """
+
+    about: str
+    facts: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class StageRecord:
+    """One LLM call of one stage: enough to inspect it and to distil a smaller model from it.
+
+    Attributes:
+        stage: Stage name (``query``, ``facts``, ``draft``, ``claims``, ``verify``, ``compose``,
+            ``refine``, or a fused name in fast mode such as ``draft+claims``).
+        instruction: The system prompt.
+        input: The user-side input the stage saw.
+        output: What the model returned (raw text; JSON for schema stages).
+        latency_s: Seconds for the call.
+        prompt_tokens: Prompt tokens.
+        completion_tokens: Generated tokens.
+        cached_prompt_tokens: Prompt tokens reused from the KV cache.
+        cache_hit: Served from the response cache.
+    """
+
+    stage: str
+    instruction: str
+    input: str
+    output: str
+    latency_s: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_prompt_tokens: int = 0
+    cache_hit: bool = False
+
+
+@dataclass(frozen=True)
+class TurnTrace:
+    """Everything that happened in one turn, for ``/trace``, the evidence panel and reports."""
+
+    mode: Mode
+    today: str
+    queries: tuple[SearchQuery, ...] = ()
+    passages: tuple[Evidence, ...] = ()
+    facts: tuple[Fact, ...] = ()
+    draft: str | None = None
+    claims: tuple[ClaimCheck, ...] = ()
+    conflicts: tuple[Conflict, ...] = ()
+    stages: tuple[StageRecord, ...] = ()
+    timings: Mapping[str, float] = field(default_factory=dict)
+    """Seconds per stage (and ``total``)."""
+
+    @property
+    def llm_calls(self) -> int:
+        """LLM calls made in the turn."""
+        return len(self.stages)
+
+    @property
+    def cache_hits(self) -> int:
+        """Calls served from the response cache."""
+        return sum(s.cache_hit for s in self.stages)
+
+    @property
+    def prompt_tokens(self) -> int:
+        """Prompt tokens over all calls."""
+        return sum(s.prompt_tokens for s in self.stages)
+
+    @property
+    def completion_tokens(self) -> int:
+        """Generated tokens over all calls."""
+        return sum(s.completion_tokens for s in self.stages)
+
+
+@dataclass(frozen=True)
+class Citation:
+    """``[number]`` in the reply text refers to this passage."""
+
+    number: int
+    evidence: Evidence
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The assistant's answer to one turn.
+
+    Attributes:
+        text: The reply, with ``[n]`` citation markers.
+        citations: What each marker refers to, in number order.
+        trace: How the reply was made.
+        grounded: False when nothing was retrieved or verified and the reply says it does
+            not know.
+    """
+
+    text: str
+    citations: tuple[Citation, ...]
+    trace: TurnTrace
+    grounded: bool = True
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-serialisable form (for the API's extension field and trace export)."""
+        import dataclasses
+
+        data = dataclasses.asdict(self)
+        data["trace"]["llm_calls"] = self.trace.llm_calls
+        data["trace"]["cache_hits"] = self.trace.cache_hits
+        data["trace"]["prompt_tokens"] = self.trace.prompt_tokens
+        data["trace"]["completion_tokens"] = self.trace.completion_tokens
+        return data
+
+
+class ReplyStream(Protocol):
+    """Text deltas of the reply as they are generated; :attr:`reply` once exhausted."""
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        """Iterate over text deltas."""
+        ...
+
+    @property
+    def reply(self) -> Reply:
+        """The finished reply (raises if the stream has not been consumed)."""
+        ...
+
+
+@runtime_checkable
+class ChatEngine(Protocol):
+    """Answers a conversation's last user message, grounded in a corpus."""
+
+    async def respond(
+        self, history: Sequence[ChatMessage], *, today: str | None = None
+    ) -> Reply:
+        """The reply to ``history`` (ending with a user message); ``today`` is ISO date."""
+        ...
+
+    def stream(self, history: Sequence[ChatMessage], *, today: str | None = None) -> ReplyStream:
+        """Like :meth:`respond`, streaming the final stage's text."""
+        ...
