@@ -30,6 +30,10 @@ CREATE TABLE IF NOT EXISTS calls (
 """
 
 
+_ADDED_COLUMNS = {"cached_prompt_tokens": "INTEGER NOT NULL DEFAULT 0"}
+"""Columns added after the first release of the log, with their DDL, for in-place upgrade."""
+
+
 @dataclass(frozen=True)
 class CallRecord:
     """One LLM call as logged."""
@@ -72,7 +76,19 @@ class CallLog:
         self._conn = sqlite3.connect(path, check_same_thread=False, timeout=30.0)
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute(_SCHEMA)
+        self._add_missing_columns()
         self._conn.commit()
+
+    def _add_missing_columns(self) -> None:
+        """Upgrade a log written by an older freshwiki: add the columns it lacks.
+
+        The log outlives upgrades in ``FRESHWIKI_HOME``; without this, the first call after an
+        upgrade that added a column would fail on the INSERT.
+        """
+        present = {row[1] for row in self._conn.execute("PRAGMA table_info(calls)")}
+        for name, ddl in _ADDED_COLUMNS.items():
+            if name not in present:
+                self._conn.execute(f"ALTER TABLE calls ADD COLUMN {name} {ddl}")
 
     def record(self, rec: CallRecord) -> None:
         """Append one call."""
