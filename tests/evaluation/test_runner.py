@@ -92,6 +92,7 @@ async def test_a_full_run_commits_every_item_once_with_hand_checked_means(
     assert len(sent) == 6 and all(r.params.max_tokens == 20 for r in sent)
     info = summary.info
     assert info.config["templates"] == ["plain", "terse"] and info.config["limit"] is None
+    assert info.config["breakdowns"] == ["parity"]  # what reports group by
     assert info.model_hashes == {"model": "scripted"} and info.label == "vanilla/scripted:test"
     assert info.code_version.startswith(freshwiki.__version__)
 

@@ -404,6 +404,7 @@ async def evaluate(
         "templates": chosen_templates,
         "scorers": names,
         "limit": limit,
+        "breakdowns": list(benchmark.breakdowns),
     }
     hashes = {"model": llm.backend.model_id}
     if judge is not None:
