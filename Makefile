@@ -3,16 +3,20 @@ VENV   := .venv
 STAMP  := $(VENV)/.freshwiki-installed
 Q      ?= When did the Israel–Hamas war begin, and where is it being fought?
 
-.PHONY: run test lint setup lock bench
+.PHONY: run chat test lint setup lock bench
 
 $(STAMP): pyproject.toml constraints.txt scripts/bootstrap.sh
 	bash scripts/bootstrap.sh
 
 setup: $(STAMP)
 
-## The main job on the embedded default: answer from the default corpus (built once) with the default local model.
+## The main job: grounded chat on the default corpus (built once) with the default local model.
 run: $(STAMP)
-	$(VENV)/bin/freshwiki ask "$(Q)"
+	printf '%s\n' "$(Q)" | $(VENV)/bin/freshwiki chat
+
+## The same, interactively (/trace shows the evidence of the last reply).
+chat: $(STAMP)
+	$(VENV)/bin/freshwiki chat
 
 ## Lint, type-check and the whole test suite (what CI runs).
 test: $(STAMP) lint

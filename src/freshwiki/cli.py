@@ -28,6 +28,7 @@ from freshwiki.config import ResolvedSettings, describe, load_settings
 from freshwiki.errors import FreshwikiError
 
 if TYPE_CHECKING:
+    from freshwiki.chat import Mode
     from freshwiki.config import Settings
     from freshwiki.retrieval import HybridIndex
 
@@ -48,6 +49,9 @@ app.add_typer(llm_app, name="llm")
 app.add_typer(corpus_app, name="corpus")
 index_app = typer.Typer(help="Build search indexes over the corpus.", no_args_is_help=True)
 app.add_typer(index_app, name="index")
+chat_app = typer.Typer(help="Grounded chat with the corpus. Without a command: the REPL "
+                       "(streamed, cited, claims checked; /help inside).")
+app.add_typer(chat_app, name="chat")
 
 ATTRIBUTION = "Text from Wikipedia, CC BY-SA 4.0."
 
@@ -539,23 +543,112 @@ def serve(
     name: Annotated[str | None, typer.Option(
         help="Index to serve (default: your `main` index if built, else the default corpus).")
     ] = None,
+    model: Annotated[
+        str | None, typer.Option("--model", "-m", help="Model spec the chat answers with.")
+    ] = None,
+    mode: Annotated[str, typer.Option(help="Chat pipeline: fast (fewer LLM calls) or full.")
+                    ] = "fast",
+    k: Annotated[int, typer.Option("-k", help="Passages the chat retrieves per search.")] = 5,
+    chat: Annotated[bool, typer.Option(
+        help="Serve the chat API and page (--no-chat: search only, no model loaded).")] = True,
 ) -> None:
-    """Serve the HTTP API: `/v1/search` (and `/docs` for the interactive reference)."""
+    """Serve the HTTP API and chat page: `/`, `/v1/chat/completions`, `/v1/search`, `/docs`."""
     import uvicorn
 
     from freshwiki.retrieval import resolve_index_name
     from freshwiki.serve import create_app
 
-    settings = _state.resolved().settings
+    chat_mode = _chat_mode(mode)
+    if k < 1:
+        raise typer.BadParameter(f"must be at least 1, got {k}", param_hint="-k")
+    settings = _state.resolved(model=model).settings
+    llm = None
+    if chat:  # the model first: a wrong spec fails in a second, before any corpus build
+        from freshwiki.llm import open_llm
+
+        llm = open_llm(settings.model, settings=settings)
     served = resolve_index_name(settings, name)
     index = _open_index(settings, served)
-    err.print(f"serving index {served!r} ({len(index)} passages) on http://{host}:{port}  "
-              f"[dim]{ATTRIBUTION}[/dim]", soft_wrap=True)
+    engine = None
+    if llm is not None:
+        from freshwiki.chat import GroundedChat
+
+        engine = GroundedChat(llm, index, mode=chat_mode, k=k)
+    what = f"chat with {settings.model} ({chat_mode} mode) and search" if chat else "search"
+    err.print(f"serving {what} over index {served!r} ({len(index)} passages) on "
+              f"http://{host}:{port}  [dim]{ATTRIBUTION}[/dim]", soft_wrap=True)
     try:
-        uvicorn.run(create_app(settings, index=index, index_name=served), host=host, port=port,
-                    log_level="warning")
+        uvicorn.run(create_app(settings, index=index, index_name=served, engine=engine,
+                               model_name=settings.model if chat else "",
+                               on_shutdown=[llm.aclose] if llm is not None else ()),
+                    host=host, port=port, log_level="warning")
     finally:
         index.close()
+
+
+def _chat_mode(mode: str) -> Mode:
+    if mode not in ("fast", "full"):
+        raise typer.BadParameter(f"{mode!r} is not fast or full", param_hint="--mode")
+    return "fast" if mode == "fast" else "full"
+
+
+@chat_app.callback(invoke_without_command=True)
+def chat(
+    ctx: typer.Context,
+    model: Annotated[
+        str | None, typer.Option("--model", "-m", help="Model spec, e.g. local:smollm2-135m.")
+    ] = None,
+    mode: Annotated[str, typer.Option(
+        help="fast: fewer LLM calls (fused stages); full: every stage on its own.")] = "fast",
+    k: Annotated[int, typer.Option("-k", help="Passages to retrieve per search.")] = 5,
+    index_name: Annotated[str | None, typer.Option(
+        "--index", help="Index to chat with (default: your `main` index if built, else the "
+        "default corpus).")] = None,
+    resume: Annotated[str | None, typer.Option(
+        help="Continue a stored conversation (its id or a unique prefix; `freshwiki chat "
+        "list`).")] = None,
+) -> None:
+    """Chat with the corpus in the terminal: streamed, cited, every claim checked (/help)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from freshwiki.cli_chat import run_chat
+
+    chat_mode = _chat_mode(mode)
+    if k < 1:
+        raise typer.BadParameter(f"must be at least 1, got {k}", param_hint="-k")
+    run_chat(_state.resolved(model=model).settings, mode=chat_mode, k=k,
+             index_name=index_name, resume=resume, open_index=_open_index, console=out,
+             err=err)
+
+
+@chat_app.command("list")
+def chat_list(
+    limit: Annotated[int, typer.Option(help="At most this many.")] = 50,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """List stored conversations (REPL sessions and API conversations), newest first."""
+    from freshwiki.cli_chat import list_conversations
+
+    list_conversations(_state.resolved().settings, console=out, as_json=as_json, limit=limit)
+
+
+@chat_app.command("export-traces")
+def chat_export_traces(
+    out_file: Annotated[Path, typer.Option("--out", help="JSONL file to write.")],
+    conversation: Annotated[str | None, typer.Option(
+        help="Only this conversation (id or unique prefix).")] = None,
+    dedupe: Annotated[bool, typer.Option(
+        help="Write an exactly repeated call (e.g. a cache hit) once.")] = True,
+) -> None:
+    """Write each stored stage call as chat-format JSONL, to fine-tune a smaller model on."""
+    from freshwiki.cli_chat import export_traces
+
+    counts = export_traces(_state.resolved().settings, out_file, conversation=conversation,
+                           dedupe=dedupe)
+    out.print(f"wrote {counts['examples']} examples from {counts['conversations']} "
+              f"conversation(s) to {out_file} ({counts['skipped_unusable']} unusable and "
+              f"{counts['skipped_duplicates']} repeated calls left out)", soft_wrap=True,
+              markup=False, highlight=False)
 
 
 def _key_values(pairs: list[str] | None, flag: str) -> dict[str, Any]:

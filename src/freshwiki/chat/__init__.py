@@ -21,15 +21,19 @@ from freshwiki.chat._types import (
     TurnTrace,
     Verdict,
 )
+from freshwiki.chat.pipeline import ChatError, GroundedChat, GroundedReplyStream
 
 __all__ = [
     "ChatEngine",
+    "ChatError",
     "ChatMessage",
     "Citation",
     "ClaimCheck",
     "Conflict",
     "Evidence",
     "Fact",
+    "GroundedChat",
+    "GroundedReplyStream",
     "Mode",
     "Reply",
     "ReplyStream",

@@ -106,6 +106,9 @@ class StageRecord:
         completion_tokens: Generated tokens.
         cached_prompt_tokens: Prompt tokens reused from the KV cache.
         cache_hit: Served from the response cache.
+        error: Why the call's output could not be used (e.g. JSON still invalid after the
+            repair round), empty when it could; the stage then degraded instead of failing
+            the turn.
     """
 
     stage: str
@@ -117,6 +120,7 @@ class StageRecord:
     completion_tokens: int = 0
     cached_prompt_tokens: int = 0
     cache_hit: bool = False
+    error: str = ""
 
 
 @dataclass(frozen=True)

@@ -2,39 +2,73 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI
 
 from freshwiki import __version__
+from freshwiki.chat import ChatEngine
+from freshwiki.chat.conversations import ConversationStore
 from freshwiki.config import Settings
 from freshwiki.retrieval import HybridIndex
+from freshwiki.serve._chat import ChatService, install_chat
+from freshwiki.serve._page import install_page
 from freshwiki.serve._search import SearchService
 from freshwiki.serve._search import router as search_router
 
 
-def create_app(settings: Settings, *, index: HybridIndex, index_name: str) -> FastAPI:
-    """Build the app around an already loaded index.
+def create_app(
+    settings: Settings,
+    *,
+    index: HybridIndex,
+    index_name: str,
+    engine: ChatEngine | None = None,
+    model_name: str = "",
+    on_shutdown: Sequence[Callable[[], Awaitable[None]]] = (),
+) -> FastAPI:
+    """Build the app around an already loaded index (and, for chat, an engine).
 
     The index is loaded (or the default corpus built) by the caller before the server starts
     listening, so the first request never waits minutes and a missing index is a start-up
-    error on the terminal rather than a 500 on every request.
+    error on the terminal rather than a 500 on every request. The same holds for the engine:
+    a wrong model spec fails before the port opens.
 
     Args:
-        settings: Resolved settings (kept on ``app.state`` for later routes).
+        settings: Resolved settings; ``settings.home`` holds the conversation store.
         index: The index ``/v1/search`` answers from; the caller, who opened it, closes it.
         index_name: Its name, echoed in responses and ``/healthz``.
+        engine: The grounded chat behind ``/v1/chat/completions`` and the page at ``/``;
+            without one those answer 503 and the page says chat is off.
+        model_name: What chat responses name as their ``model`` (the engine's model spec).
+        on_shutdown: Coroutines run when the server stops (e.g. the LLM's ``aclose``, which
+            must run on the server's own event loop).
     """
-    app = FastAPI(title="freshwiki", version=__version__,
-                  description="Search (and soon chat with) a Wikipedia corpus.")
+    store = ConversationStore.open(settings)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            for close in on_shutdown:
+                await close()
+            store.close()
+
+    app = FastAPI(title="freshwiki", version=__version__, lifespan=lifespan,
+                  description="Search, and chat grounded in, a Wikipedia corpus.")
     app.state.settings = settings
     app.state.search = SearchService(index, index_name)
     app.include_router(search_router)
+    install_chat(app, ChatService(engine, store, model_name or "freshwiki"))
+    install_page(app)
 
     @app.get("/healthz", tags=["meta"])
     def healthz() -> dict[str, Any]:
         """Liveness plus what is loaded."""
         return {"status": "ok", "version": __version__, "index": index_name,
-                "passages": len(index)}
+                "passages": len(index), "chat": engine is not None,
+                "model": model_name or None}
 
     return app

@@ -1,0 +1,490 @@
+"""``GroundedChat``: the grounded chat pipeline, one turn at a time (WikiChat, adapted to CPUs).
+
+A turn, given the conversation and today's date::
+
+    ┌ 1 query (plan) ─► retrieve k ─► 2 facts ┐   two branches, run concurrently
+    └ 3 draft ───────► 4 claims ──────────────┘
+          ─► 5 retrieve per claim + verify ─► conflicts ─► 6 compose ─► 7 refine (streamed)
+
+Modes (LLM calls for a first question, then for a follow-up):
+
+==========  ==================================================  ===========================
+stage       full                                                fast
+==========  ==================================================  ===========================
+1 query     JSON call (greetings: none)                         heuristics; JSON call only
+                                                                for follow-ups
+2 facts     one JSON call per passage, concurrent               extractive sentences, no call
+3+4         draft (text) then claims (JSON)                     one ``draft+claims`` JSON call
+5 verify    one JSON call per claim, concurrent                 one JSON call for all claims
+6+7         compose (text) then refine (streamed)               one streamed ``compose+refine``
+==========  ==================================================  ===========================
+
+Fast mode is designed for the latency goal (≤ 2.5x the bare model on a CPU): 3 calls for a
+first question, short outputs, and its verify and compose calls share their system prompt
+and evidence block so llama.cpp evaluates the passages once (see :mod:`verify`).
+
+Outcomes: a cited reply (``grounded=True``); small talk (no retrieval wanted, no claim):
+a short polite reply without facts or citations (``grounded=True``: it claims nothing);
+nothing relevant retrieved and no claim supported: the "I don't know" template
+(``grounded=False``, no LLM call). Only the last one has ``grounded=False``.
+
+Every turn returns a :class:`TurnTrace`: queries (answer and per-claim), all passages (by
+their turn number, which is also what the prompts call them), facts, the draft, claims
+with verdicts and evidence, conflicts, one :class:`StageRecord` per LLM call, and seconds
+per stage. Stages of the two concurrent branches overlap in time, so their timings add up
+to more than ``total``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import re
+import time
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from freshwiki.chat._calls import TurnCalls
+from freshwiki.chat._evidence import PassageBook, SearchIndex, to_evidence
+from freshwiki.chat._types import (
+    ChatMessage,
+    ClaimCheck,
+    Evidence,
+    Fact,
+    Mode,
+    Reply,
+    SearchQuery,
+    TurnTrace,
+)
+from freshwiki.chat.citations import CitationRewriter
+from freshwiki.chat.claims import split_claims
+from freshwiki.chat.compose import (
+    compose_fast_messages,
+    compose_messages,
+    conflict_entries,
+    dont_know,
+    notes,
+    smalltalk_messages,
+)
+from freshwiki.chat.conflicts import Finding, conflict_note, detect_conflicts, stated
+from freshwiki.chat.draft import draft_answer, draft_claims
+from freshwiki.chat.facts import (
+    EmbeddingScorer,
+    LexicalScorer,
+    Selection,
+    SentenceScorer,
+    extract_facts,
+    facts_of,
+    passage_entry,
+    select_sentences,
+)
+from freshwiki.chat.query import QueryPlan, heuristic_plan, plan_query, time_intent_of
+from freshwiki.chat.refine import refine_messages
+from freshwiki.chat.verify import verify_batch, verify_each
+from freshwiki.errors import FreshwikiError
+from freshwiki.llm import LLM, Message
+from freshwiki.retrieval import HybridIndex
+
+MODES: tuple[Mode, ...] = ("full", "fast")
+
+
+class ChatError(FreshwikiError):
+    """A chat turn cannot start (empty conversation, bad date, bad option)."""
+
+
+@dataclass(frozen=True)
+class _Block:
+    """The fast mode's evidence, as data-block entries.
+
+    ``answer`` holds the question's sentences (the facts); ``extra`` the sentences retrieved
+    for claims that are not among them (a passage can appear in both, with different
+    sentences). The verifier sees ``answer + extra``, the composer ``answer`` only (its
+    supported claims come with their own citations): both prompts start with the same
+    system prompt and the same ``answer`` entries, so llama.cpp evaluates those once.
+    """
+
+    answer: list[dict[str, str]]
+    extra: list[dict[str, str]]
+    shown: list[Evidence]
+    """Every passage in the block, for the verifier's evidence choices."""
+
+
+@dataclass
+class _Turn:
+    """The state of one turn while it runs (the engine itself is shared and stateless)."""
+
+    history: tuple[ChatMessage, ...]
+    today: dt.date
+    calls: TurnCalls
+    book: PassageBook = field(default_factory=PassageBook)
+    queries: list[SearchQuery] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    plan: QueryPlan | None = None
+    answer_passages: list[Evidence] = field(default_factory=list)
+    selections: list[Selection] = field(default_factory=list)
+    facts: list[Fact] = field(default_factory=list)
+    draft: str | None = None
+    claims: list[str] = field(default_factory=list)
+    claim_evidence: list[list[Evidence]] = field(default_factory=list)
+    checks: list[ClaimCheck] = field(default_factory=list)
+    block: _Block | None = None
+    findings: list[Finding] = field(default_factory=list)
+    rewriter: CitationRewriter = field(default_factory=lambda: CitationRewriter(_nowhere))
+    grounded: bool = True
+    text: list[str] = field(default_factory=list)
+
+    def timed(self, stage: str, started: float) -> None:
+        """Add the seconds since ``started`` to ``stage``."""
+        self.timings[stage] = self.timings.get(stage, 0.0) + time.perf_counter() - started
+
+    def emit(self, text: str) -> str:
+        """Keep ``text`` as part of the reply and return it (for ``yield``)."""
+        self.text.append(text)
+        return text
+
+
+class GroundedReplyStream:
+    """The :class:`ReplyStream` of :meth:`GroundedChat.stream`."""
+
+    def __init__(self, run: AsyncIterator[str | Reply]) -> None:
+        self._run = run
+        self._reply: Reply | None = None
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._deltas()
+
+    async def _deltas(self) -> AsyncIterator[str]:
+        async for item in self._run:
+            if isinstance(item, Reply):
+                self._reply = item
+            elif item:
+                yield item
+
+    @property
+    def reply(self) -> Reply:
+        """The finished reply.
+
+        Raises:
+            ChatError: the stream has not been consumed to the end.
+        """
+        if self._reply is None:
+            raise ChatError("the reply is not finished",
+                            hint="iterate over the stream to the end before reading .reply.")
+        return self._reply
+
+
+class GroundedChat:
+    """Answers from the corpus, verifying every claim; see the module docstring.
+
+    One engine serves any number of conversations and concurrent turns: all per-turn
+    state lives in the turn.
+
+    Args:
+        llm: The model for every stage.
+        index: The passages to answer from (a :class:`HybridIndex`, or anything with its
+            ``search``).
+        mode: ``fast`` (few, short calls; for CPUs) or ``full`` (one call per step).
+        k: Passages retrieved for the question.
+        today: ISO date used when a call gives none (default: the real date, per turn).
+        claim_k: Passages retrieved per claim (default 3 in full mode, 2 in fast mode).
+        scorer: How the fast mode scores sentences (default: the index's embedder, else
+            word overlap).
+
+    Raises:
+        ChatError: for an unknown mode, ``k`` or ``claim_k`` below 1, or a bad date.
+    """
+
+    def __init__(
+        self,
+        llm: LLM,
+        index: SearchIndex,
+        *,
+        mode: Mode = "fast",
+        k: int = 5,
+        today: str | None = None,
+        claim_k: int | None = None,
+        scorer: SentenceScorer | None = None,
+    ) -> None:
+        if mode not in MODES:
+            raise ChatError(f"unknown chat mode {mode!r}", hint="use 'fast' or 'full'.")
+        if k < 1 or (claim_k is not None and claim_k < 1):
+            raise ChatError(f"k and claim_k must be at least 1, got k={k}, claim_k={claim_k}")
+        self.llm = llm
+        self.index = index
+        self.mode: Mode = mode
+        self.k = k
+        self.claim_k = claim_k or (3 if mode == "full" else 2)
+        self.today = _parse_day(today) if today is not None else None
+        if scorer is None:
+            scorer = (EmbeddingScorer(index.embedder) if isinstance(index, HybridIndex)
+                      else LexicalScorer())
+        self.scorer = scorer
+
+    async def respond(
+        self, history: Sequence[ChatMessage], *, today: str | None = None
+    ) -> Reply:
+        """The reply to ``history`` (ending with a user message); ``today`` is an ISO date."""
+        stream = self.stream(history, today=today)
+        async for _ in stream:
+            pass
+        return stream.reply
+
+    def stream(
+        self, history: Sequence[ChatMessage], *, today: str | None = None
+    ) -> GroundedReplyStream:
+        """Like :meth:`respond`, streaming the last stage's text (already renumbered).
+
+        The concatenated deltas are exactly ``stream.reply.text``.
+
+        Raises:
+            ChatError: at once, for an empty conversation, one not ending with a user
+                message, or a date that is not ISO.
+        """
+        if not history or history[-1].role != "user" or not history[-1].content.strip():
+            raise ChatError(
+                "the conversation must end with a non-empty user message",
+                hint="pass the turns so far, oldest first, the user's new message last.",
+            )
+        day = _parse_day(today) if today is not None else (self.today or dt.date.today())
+        turn = _Turn(tuple(history), day, TurnCalls(self.llm))
+        return GroundedReplyStream(self._run(turn))
+
+    # -- the turn ------------------------------------------------------------------------
+
+    async def _run(self, turn: _Turn) -> AsyncIterator[str | Reply]:
+        started = time.perf_counter()
+        heuristic = heuristic_plan(turn.history, turn.today)
+        if not heuristic.search:  # small talk: nothing to retrieve, draft or verify
+            turn.plan = heuristic
+            path = "smalltalk"
+        else:
+            await _together(self._evidence_branch(turn), self._draft_branch(turn))
+            await self._verify(turn)
+            turn.findings = detect_conflicts(turn.facts, _question(turn))
+            plan = turn.plan or heuristic
+            if not plan.search and not turn.claims:
+                path = "smalltalk"
+            elif not turn.facts and not self._supported(turn):
+                path = "dont_know"
+            else:
+                path = "compose"
+        async for delta in self._final(turn, path):
+            yield delta
+        turn.timings["total"] = time.perf_counter() - started
+        yield Reply(
+            text="".join(turn.text),
+            citations=turn.rewriter.citations,
+            trace=TurnTrace(
+                mode=self.mode,
+                today=turn.today.isoformat(),
+                queries=tuple(turn.queries),
+                passages=turn.book.passages,
+                facts=tuple(turn.facts),
+                draft=turn.draft,
+                claims=tuple(turn.checks),
+                conflicts=tuple(f.conflict for f in turn.findings),
+                stages=tuple(turn.calls.records),
+                timings=dict(turn.timings),
+            ),
+            grounded=turn.grounded,
+        )
+
+    @staticmethod
+    def _supported(turn: _Turn) -> list[ClaimCheck]:
+        return [c for c in turn.checks if c.verdict == "SUPPORTS"]
+
+    async def _evidence_branch(self, turn: _Turn) -> None:
+        """Stages 1-2."""
+        started = time.perf_counter()
+        use_llm = self.mode == "full" or len(turn.history) > 1
+        turn.plan = await plan_query(turn.calls, turn.history, turn.today, use_llm=use_llm)
+        turn.timed("query", started)
+        if not turn.plan.search:
+            return
+        started = time.perf_counter()
+        turn.answer_passages = await self._search(turn, turn.plan.query, self.k,
+                                                  turn.plan.time_intent, "answer")
+        turn.timed("retrieve", started)
+        started = time.perf_counter()
+        if self.mode == "full":
+            turn.facts = await extract_facts(turn.calls, _question(turn), turn.book,
+                                             turn.answer_passages, turn.today, self.scorer)
+        else:
+            turn.selections = await asyncio.to_thread(
+                select_sentences, _question(turn), turn.answer_passages, self.scorer)
+            turn.facts = facts_of(turn.selections)
+        turn.timed("facts", started)
+
+    async def _draft_branch(self, turn: _Turn) -> None:
+        """Stages 3-4."""
+        started = time.perf_counter()
+        if self.mode == "full":
+            turn.draft = await draft_answer(turn.calls, turn.history, turn.today)
+            turn.timed("draft", started)
+            started = time.perf_counter()
+            turn.claims = await split_claims(turn.calls, turn.history, turn.draft, turn.today)
+            turn.timed("claims", started)
+        else:
+            turn.claims = await draft_claims(turn.calls, turn.history, turn.today)
+            turn.draft = " ".join(turn.claims)
+            turn.timed("draft+claims", started)
+
+    async def _search(self, turn: _Turn, query: str, k: int, intent: str, purpose: str
+                      ) -> list[Evidence]:
+        turn.queries.append(SearchQuery(query, intent, purpose))
+        hits = await asyncio.to_thread(self.index.search, query, k, time_intent=intent)
+        found = [to_evidence(h) for h in hits]
+        for evidence in found:
+            turn.book.add(evidence)
+        return found
+
+    async def _verify(self, turn: _Turn) -> None:
+        """Stage 5: evidence per claim, then verdicts."""
+        if not turn.claims:
+            return
+        started = time.perf_counter()
+        for claim in turn.claims:
+            turn.claim_evidence.append(await self._search(
+                turn, claim, self.claim_k, time_intent_of(claim, turn.today), "verify"))
+        if self.mode == "full":
+            turn.checks = await verify_each(turn.calls, turn.claims, turn.claim_evidence,
+                                            turn.book, turn.today)
+        else:
+            block = await self._fast_block(turn)
+            turn.checks = await verify_batch(turn.calls, turn.claims, turn.claim_evidence,
+                                             turn.book, block.answer + block.extra,
+                                             block.shown, turn.today)
+        turn.timed("verify", started)
+
+    async def _fast_block(self, turn: _Turn) -> _Block:
+        """The fast mode's evidence block, built once per turn (see :class:`_Block`)."""
+        if turn.block is None:
+            turn.block = await asyncio.to_thread(self._build_block, turn)
+        return turn.block
+
+    def _build_block(self, turn: _Turn) -> _Block:
+        answer = [passage_entry(turn.book.number(s.evidence), s.evidence, " ".join(s.sentences))
+                  for s in turn.selections]
+        shown = [s.evidence for s in turn.selections]
+        seen = {sentence for s in turn.selections for sentence in s.sentences}
+        extra_sentences: dict[str, list[str]] = {}
+        extra_passages: list[Evidence] = []
+        for claim, passages in zip(turn.claims, turn.claim_evidence, strict=True):
+            for selection in select_sentences(claim, passages, self.scorer, total=2):
+                new = [x for x in selection.sentences if x not in seen]
+                if not new:
+                    continue
+                seen.update(new)
+                if selection.evidence.passage_id not in extra_sentences:
+                    extra_passages.append(selection.evidence)
+                extra_sentences.setdefault(selection.evidence.passage_id, []).extend(new)
+        extra_passages.sort(key=turn.book.number)
+        extra = []
+        for evidence in extra_passages:
+            ordered = sorted(extra_sentences[evidence.passage_id], key=evidence.text.find)
+            extra.append(passage_entry(turn.book.number(evidence), evidence, " ".join(ordered)))
+        for evidence in extra_passages:
+            if evidence not in shown:
+                shown.append(evidence)
+        return _Block(answer, extra, shown)
+
+    # -- the final stage -----------------------------------------------------------------
+
+    async def _final(self, turn: _Turn, path: str) -> AsyncIterator[str]:
+        """Stages 6-7, small talk, or "I don't know", streamed through the rewriter."""
+        started = time.perf_counter()
+        if path == "dont_know":
+            turn.grounded = False
+            plan = turn.plan
+            text = dont_know(turn.history[-1].content, plan.query if plan else "",
+                             turn.answer_passages)
+            yield turn.emit(turn.rewriter.rewrite(text))
+            turn.timed("compose", started)
+            return
+        if path == "smalltalk":
+            async for delta in self._streamed(
+                turn, "compose", smalltalk_messages(turn.history, turn.today), 80
+            ):
+                yield delta
+            turn.timed("compose", started)
+            return
+        supported = self._supported(turn)
+        conflicts = conflict_entries(turn.findings, turn.facts, turn.book)
+        if self.mode == "full":
+            note_list = notes(turn.facts, supported, turn.book)
+            allowed = {int(n) for note in note_list for n in re.findall(r"\d+", note["cite"])}
+            turn.rewriter = CitationRewriter(_lookup(turn.book, allowed))
+            composed = await turn.calls.text(
+                "compose", compose_messages(turn.history, note_list, conflicts, turn.today),
+                max_tokens=300)
+            turn.timed("compose", started)
+            started = time.perf_counter()
+            async for delta in self._streamed(
+                turn, "refine", refine_messages(turn.history, composed, turn.today), 300
+            ):
+                yield delta
+            if not turn.rewriter.raw.strip():  # the refiner returned nothing: keep compose's
+                yield turn.emit(turn.rewriter.rewrite(composed))
+            turn.timed("refine", started)
+        else:
+            block = await self._fast_block(turn)
+            allowed = {int(entry["number"]) for entry in block.answer}
+            allowed |= {turn.book.number(e) for c in supported for e in c.evidence[:2]}
+            turn.rewriter = CitationRewriter(_lookup(turn.book, allowed))
+            messages = compose_fast_messages(turn.history, block.answer, supported, turn.book,
+                                             conflicts, turn.today)
+            async for delta in self._streamed(turn, "compose+refine", messages, 300):
+                yield delta
+            turn.timed("compose+refine", started)
+        for finding in turn.findings:
+            i, j = finding.conflict.facts
+            pair = (turn.book.number(turn.facts[i].source),
+                    turn.book.number(turn.facts[j].source))
+            if not stated(finding, turn.rewriter.raw, pair):
+                note = turn.rewriter.feed("\n\n" + conflict_note(finding, pair))
+                yield turn.emit(note)
+
+    @staticmethod
+    async def _streamed(turn: _Turn, stage: str, messages: list[Message], max_tokens: int
+                        ) -> AsyncIterator[str]:
+        async for delta in turn.calls.stream(stage, messages, max_tokens=max_tokens):
+            out = turn.rewriter.feed(delta)
+            if out:
+                yield turn.emit(out)
+        turn.rewriter.finish()
+
+
+async def _together(*branches: Coroutine[Any, Any, None]) -> None:
+    """Run the branches concurrently; the first failure cancels the others and is raised."""
+    try:
+        async with asyncio.TaskGroup() as group:
+            for branch in branches:
+                group.create_task(branch)
+    except BaseExceptionGroup as failures:
+        raise failures.exceptions[0] from None
+
+
+def _question(turn: _Turn) -> str:
+    """What facts are selected for: the user's words, plus the rewritten query if any."""
+    message = turn.history[-1].content.strip()
+    plan = turn.plan
+    if plan is not None and plan.query and plan.query != message:
+        return f"{message} ({plan.query})"
+    return message
+
+
+def _nowhere(number: int) -> Evidence | None:
+    """The lookup of a reply that may cite nothing."""
+    return None
+
+
+def _lookup(book: PassageBook, allowed: set[int]) -> Callable[[int], Evidence | None]:
+    return lambda n: book.get(n) if n in allowed else None
+
+
+def _parse_day(text: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(text[:10])
+    except ValueError:
+        raise ChatError(f"today must be an ISO date (YYYY-MM-DD), got {text!r}") from None

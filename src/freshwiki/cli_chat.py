@@ -1,0 +1,415 @@
+"""``freshwiki chat``: the terminal REPL, ``chat list`` and ``chat export-traces``.
+
+Kept apart from ``cli.py`` so the command file stays a list of commands; the REPL itself
+(:func:`repl`) takes any :class:`~freshwiki.chat.ChatEngine`, a line reader and a console, so it
+is tested with a scripted engine and piped lines exactly as a person would drive it.
+
+One event loop (``asyncio.Runner``) serves every turn of a session: the LLM client's semaphore
+and a local model's worker thread belong to a loop, and Ctrl-C during a reply cancels that
+turn only (the prompt comes back), while Ctrl-C or EOF at the prompt ends the session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import hashlib
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from freshwiki.chat import ChatEngine, ChatMessage, Evidence, Mode, Reply
+from freshwiki.chat.conversations import (
+    ConversationStore,
+    MessageError,
+    check_message,
+    conversations_path,
+)
+from freshwiki.errors import FreshwikiError
+
+if TYPE_CHECKING:
+    from freshwiki.config import Settings
+    from freshwiki.retrieval import HybridIndex
+
+ATTRIBUTION = "Text from Wikipedia, CC BY-SA 4.0."
+PROMPT = "you> "
+
+HELP = """\
+Type a question and press Enter; the reply streams, then its numbered sources.
+  /trace   the last turn's evidence: searches, facts, claims and verdicts, LLM calls, timings
+  /sources the last reply's sources again
+  /new     start a new conversation
+  /help    this help
+  /quit    leave (so does Ctrl-D); Ctrl-C stops a reply that is being written"""
+
+_VERDICT_STYLE = {"SUPPORTS": "green", "REFUTES": "red", "NOT ENOUGH INFO": "yellow"}
+
+
+def heading(evidence: Evidence) -> str:
+    """The passage's title and section path, as the page and the trace show it."""
+    return " › ".join((evidence.title, *evidence.section))
+
+
+def print_sources(reply: Reply, console: Console) -> None:
+    """The numbered source list under a reply, with the licence's attribution."""
+    if not reply.grounded:
+        console.print("[yellow](nothing in the corpus supported an answer)[/yellow]")
+    elif not reply.citations and reply.trace.queries:  # searched, yet cites nothing: say so
+        console.print("[yellow](the reply cites no passage: check it against /trace)[/yellow]")
+    if reply.citations:
+        console.print("Sources:")
+        for citation in reply.citations:
+            when = f" ({citation.evidence.timestamp[:10]})" if citation.evidence.timestamp else ""
+            console.print(f"  [{citation.number}] {heading(citation.evidence)}{when}",
+                          markup=False, highlight=False, soft_wrap=True)
+        console.print(f"  [dim]{ATTRIBUTION}[/dim]")
+    trace = reply.trace
+    total = trace.timings.get("total")
+    console.print(
+        f"[dim]{trace.llm_calls} LLM calls · {trace.prompt_tokens + trace.completion_tokens:,} "
+        f"tokens · {trace.cache_hits} cache hits"
+        f"{f' · {total:.1f} s' if total is not None else ''} · /trace for the evidence[/dim]",
+        soft_wrap=True)
+
+
+def print_trace(reply: Reply, console: Console) -> None:
+    """Everything the last turn did: what ``/trace`` shows.
+
+    Searches, kept facts, each claim with its verdict and evidence, conflicts between
+    sources, then each LLM call with its latency, tokens (and prompt tokens reused from the
+    KV cache) and whether the response cache answered it.
+    """
+    trace = reply.trace
+    cited = {c.evidence.passage_id: c.number for c in reply.citations}
+
+    def ref(evidence: Evidence) -> str:
+        number = cited.get(evidence.passage_id)
+        return f"[{number}]" if number is not None else heading(evidence)
+
+    console.rule(f"trace · {trace.mode} mode · today {trace.today}")
+    console.print(
+        f"{trace.llm_calls} LLM calls, {trace.prompt_tokens:,} prompt + "
+        f"{trace.completion_tokens:,} completion tokens, {trace.cache_hits} cache hits, "
+        f"{len(trace.passages)} passages retrieved, grounded: {reply.grounded}",
+        soft_wrap=True, highlight=False)
+
+    if trace.queries:
+        table = Table(title="searches", title_justify="left")
+        for col in ("#", "query", "time", "purpose"):
+            table.add_column(col)
+        for number, query in enumerate(trace.queries, start=1):
+            table.add_row(str(number), escape(query.text), query.time_intent, query.purpose)
+        console.print(table)
+    if trace.facts:
+        table = Table(title="facts kept", title_justify="left")
+        for col in ("#", "fact", "from"):
+            table.add_column(col)
+        for number, fact in enumerate(trace.facts):
+            table.add_row(str(number), escape(fact.text), escape(ref(fact.source)))
+        console.print(table)
+    if trace.draft:
+        console.print(f"[bold]draft[/bold]: {escape(trace.draft)}", soft_wrap=True)
+    if trace.claims:
+        table = Table(title="claims", title_justify="left")
+        for col in ("claim", "verdict", "evidence", "why"):
+            table.add_column(col)
+        for claim in trace.claims:
+            style = _VERDICT_STYLE.get(claim.verdict, "white")
+            table.add_row(escape(claim.claim), f"[{style}]{claim.verdict}[/{style}]",
+                          escape(", ".join(ref(e) for e in claim.evidence)),
+                          escape(claim.rationale))
+        console.print(table)
+    for conflict in trace.conflicts:
+        sides = " vs ".join(
+            f"“{trace.facts[i].text}” ({ref(trace.facts[i].source)})"
+            for i in conflict.facts if 0 <= i < len(trace.facts))
+        console.print(f"[magenta]conflict[/magenta] on {escape(conflict.about)}: "
+                      f"{escape(sides)}", soft_wrap=True)
+    if trace.stages:
+        table = Table(title="LLM calls", title_justify="left")
+        for col in ("stage", "s", "prompt tok", "reused tok", "completion tok", "cache"):
+            table.add_column(col, justify="left" if col == "stage" else "right")
+        for stage in trace.stages:
+            table.add_row(stage.stage + (" [red](unusable)[/red]" if stage.error else ""),
+                          f"{stage.latency_s:.2f}", str(stage.prompt_tokens),
+                          str(stage.cached_prompt_tokens), str(stage.completion_tokens),
+                          "hit" if stage.cache_hit else "")
+        console.print(table)
+    if trace.timings:
+        console.print("timings: " + ", ".join(f"{name} {seconds:.2f} s"
+                                              for name, seconds in trace.timings.items()),
+                      soft_wrap=True, highlight=False)
+    console.print(f"[dim]{ATTRIBUTION}[/dim]")
+
+
+async def _answer(engine: ChatEngine, history: Sequence[ChatMessage], console: Console,
+                  today: str | None) -> Reply:
+    """Stream one reply to the console; returns the finished reply."""
+    stream = engine.stream(history, today=today)
+    written: list[str] = []
+    # The stages before the streamed one take a while on a CPU: show that work is going on.
+    waiting = console.status("searching and checking claims…") if console.is_terminal else None
+    if waiting is not None:
+        waiting.start()
+    try:
+        async for delta in stream:
+            if waiting is not None:
+                waiting.stop()
+                waiting = None
+            written.append(delta)
+            console.file.write(delta)
+            console.file.flush()
+    except BaseException:
+        if written:  # end the half-written line before the error is printed
+            console.file.write("\n")
+        raise
+    finally:
+        if waiting is not None:
+            waiting.stop()
+    reply = stream.reply
+    if written:
+        console.file.write("\n")
+    if "".join(written).strip() != reply.text.strip():
+        # The last stage revised what streamed (or nothing streamed): show the final text.
+        if written:
+            console.print("[dim](revised)[/dim]")
+        console.print(reply.text, markup=False, highlight=False, soft_wrap=True)
+    return reply
+
+
+def repl(
+    engine: ChatEngine,
+    store: ConversationStore,
+    *,
+    console: Console,
+    runner: asyncio.Runner,
+    read: Callable[[str], str] = input,
+    conversation_id: str | None = None,
+    model: str = "",
+    today: str | None = None,
+) -> str | None:
+    """Chat until ``/quit``, EOF or Ctrl-C at the prompt; each answered turn is stored.
+
+    Args:
+        engine: Answers each turn.
+        store: Where turns go; a session is one conversation (``/new`` starts another).
+        console: Where replies, sources and traces are printed.
+        runner: The event loop every turn runs on.
+        read: Reads one line given a prompt (``input``; tests pass scripted lines).
+        conversation_id: Continue this stored conversation (already resolved).
+        model: Model spec stored with a new conversation.
+        today: ISO date the engine treats as today (``None``: the real today).
+
+    Returns:
+        The id of the conversation last written to (or resumed), if any.
+    """
+    history: list[ChatMessage] = []
+    last: Reply | None = None
+    kept = conversation_id
+    if conversation_id is not None:
+        stored = store.get(conversation_id)
+        history, last = stored.history, stored.last_reply()
+        console.print(f"resumed conversation [bold]{stored.id}[/bold]: {stored.turns} "
+                      f"earlier turn(s), \"{escape(stored.title)}\"", soft_wrap=True)
+    while True:
+        try:
+            line = read(PROMPT)
+        except (EOFError, KeyboardInterrupt):
+            console.print()
+            break
+        text = line.strip()
+        if not text:
+            continue
+        if text.startswith("/"):
+            command = text.split()[0].lower()
+            if command in ("/quit", "/exit", "/q"):
+                break
+            if command == "/help":
+                console.print(HELP, markup=False, highlight=False)
+            elif command in ("/trace", "/sources"):
+                if last is None:
+                    console.print("no reply yet: ask something first")
+                elif command == "/trace":
+                    print_trace(last, console)
+                else:
+                    print_sources(last, console)
+            elif command == "/new":
+                conversation_id, history, last = None, [], None
+                console.print("new conversation")
+            else:
+                console.print(f"unknown command {escape(command)}; /help lists the commands")
+            continue
+        try:
+            check_message(line)
+        except MessageError as exc:
+            _error(console, exc)
+            continue
+        turn = [*history, ChatMessage("user", line)]
+        try:
+            reply = runner.run(_answer(engine, turn, console, today))
+        except KeyboardInterrupt:
+            console.print("[yellow]interrupted: this turn was not kept[/yellow]")
+            continue
+        except FreshwikiError as exc:
+            _error(console, exc)
+            continue
+        print_sources(reply, console)
+        conversation_id, _ = store.save_turn(reply, user=line, conversation_id=conversation_id,
+                                             model=model)
+        kept = conversation_id
+        history, last = [*turn, ChatMessage("assistant", reply.text)], reply
+    if kept is not None:
+        console.print(f"[dim]conversation {kept} kept; continue it with "
+                      f"`freshwiki chat --resume {kept}`[/dim]", soft_wrap=True)
+    return kept
+
+
+def _error(console: Console, exc: FreshwikiError) -> None:
+    console.print(f"[bold red]error:[/bold red] {escape(exc.message)}", highlight=False,
+                  soft_wrap=True)
+    if exc.hint:
+        console.print(f"[yellow]hint:[/yellow] {escape(exc.hint)}", highlight=False,
+                      soft_wrap=True)
+
+
+def run_chat(
+    settings: Settings,
+    *,
+    mode: Mode,
+    k: int,
+    index_name: str | None,
+    resume: str | None,
+    open_index: Callable[[Settings, str | None], HybridIndex],
+    console: Console,
+    err: Console,
+    read: Callable[[str], str] | None = None,
+) -> None:
+    """The ``freshwiki chat`` session: resolve ``--resume``, open model and index, run the REPL.
+
+    The conversation id and the model are checked before the index is opened, so a typo
+    fails in a second rather than after the default corpus is built.
+    """
+    from freshwiki.chat import GroundedChat
+    from freshwiki.llm import open_llm
+
+    with ConversationStore.open(settings) as store:
+        conversation_id = store.resolve(resume) if resume else None
+        llm = open_llm(settings.model, settings=settings)
+        with asyncio.Runner() as runner:
+            try:
+                index = open_index(settings, index_name)
+                try:
+                    engine = GroundedChat(llm, index, mode=mode, k=k)
+                    err.print(f"[bold]freshwiki chat[/bold] · {escape(settings.model)} · "
+                              f"{mode} mode · {len(index):,} passages · /help for commands · "
+                              f"[dim]{ATTRIBUTION}[/dim]", soft_wrap=True)
+                    repl(engine, store, console=console, runner=runner,
+                         read=read or _line_reader(console),
+                         conversation_id=conversation_id, model=settings.model)
+                finally:
+                    index.close()
+            finally:
+                runner.run(llm.aclose())
+
+
+def _line_reader(console: Console) -> Callable[[str], str]:
+    """``input`` with line editing on a terminal; on piped input, echo each line read.
+
+    Echoing makes a piped session's output read as a transcript (``you> question``, reply,
+    sources) rather than replies without their questions.
+    """
+    if sys.stdin.isatty():
+        import readline  # noqa: F401  (line editing and history for input())
+
+        return input
+
+    def read_piped(prompt: str) -> str:
+        line = sys.stdin.readline()
+        if not line:
+            raise EOFError
+        console.print(prompt + line.rstrip("\n"), markup=False, highlight=False,
+                      soft_wrap=True)
+        return line.rstrip("\n")
+
+    return read_piped
+
+
+def list_conversations(settings: Settings, *, console: Console, as_json: bool,
+                       limit: int) -> None:
+    """``freshwiki chat list``: stored conversations, most recently continued first."""
+    path = conversations_path(settings)
+    summaries = []
+    if path.exists():
+        with ConversationStore(path) as store:
+            summaries = store.summaries(limit=limit)
+    if as_json:
+        console.print_json(json.dumps([dataclasses.asdict(s) for s in summaries]))
+        return
+    if not summaries:
+        console.print(f"no conversations in {path}; start one with `freshwiki chat`",
+                      soft_wrap=True)
+        return
+    table = Table(title=f"conversations in {path}")
+    table.add_column("id", no_wrap=True)
+    table.add_column("updated (UTC)", no_wrap=True)
+    table.add_column("messages", justify="right")
+    table.add_column("model", overflow="fold")
+    table.add_column("title", overflow="fold")
+    for s in summaries:
+        table.add_row(s.id, s.updated[:16].replace("T", " "), str(s.messages), escape(s.model),
+                      escape(s.title))
+    console.print(table)
+    console.print("continue one with `freshwiki chat --resume ID`", soft_wrap=True)
+
+
+def export_traces(settings: Settings, out: Path, *, conversation: str | None,
+                  dedupe: bool = True) -> dict[str, Any]:
+    """Write every stored stage call as one chat-format JSONL fine-tuning example.
+
+    Calls whose output the pipeline could not use (``StageRecord.error``) are left out: they
+    would teach the student the teacher's mistakes. With ``dedupe``, a call repeated exactly
+    (same instruction, input and output, as response-cache hits are) is written once.
+
+    Returns:
+        Counts: ``examples`` written, ``skipped_unusable``, ``skipped_duplicates``,
+        ``conversations`` they came from.
+
+    Raises:
+        FreshwikiError: No conversation is stored yet, or ``conversation`` names none.
+    """
+    path = conversations_path(settings)
+    if not path.exists():  # don't create an empty store just to say there is nothing in it
+        raise FreshwikiError(f"no stored conversations at {path}",
+                             hint="chat first (`freshwiki chat` or `freshwiki serve`), or check "
+                             "FRESHWIKI_HOME.")
+    counts = {"examples": 0, "skipped_unusable": 0, "skipped_duplicates": 0, "conversations": 0}
+    seen: set[bytes] = set()
+    sources: set[str] = set()
+    with ConversationStore(path) as store:
+        chosen = store.resolve(conversation) if conversation is not None else None
+        out.parent.mkdir(parents=True, exist_ok=True)
+        partial = out.with_name(out.name + ".partial")
+        with partial.open("w", encoding="utf-8") as fh:
+            for example in store.stage_examples(chosen):
+                record = example.record
+                if record.error:
+                    counts["skipped_unusable"] += 1
+                    continue
+                key = hashlib.sha256(json.dumps(
+                    [record.instruction, record.input, record.output]).encode()).digest()
+                if dedupe and key in seen:
+                    counts["skipped_duplicates"] += 1
+                    continue
+                seen.add(key)
+                sources.add(example.conversation_id)
+                fh.write(json.dumps(example.as_training_line(), ensure_ascii=False) + "\n")
+                counts["examples"] += 1
+        partial.replace(out)
+    counts["conversations"] = len(sources)
+    return counts

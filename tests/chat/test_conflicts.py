@@ -1,0 +1,109 @@
+"""The conflict detector on real WikiContradict pairs; expected values read off the texts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from freshwiki.chat import Evidence, Fact
+from freshwiki.chat.conflicts import conflict_note, detect_conflicts, mentions, stated
+
+
+def fact(text: str, pid: str, title: str = "T") -> Fact:
+    return Fact(text, Evidence(passage_id=pid, title=title, section=(), text=text))
+
+
+@pytest.fixture(scope="module")
+def contradict(shared_data: Path) -> dict[str, dict[str, str]]:
+    entries = json.loads((shared_data / "wikicontradict/wikicontradict.json").read_text())
+    return {e["title"]: e["annotationResult"] for e in entries}
+
+
+# title -> the two values a reader finds in paragraph A and paragraph B
+REAL_PAIRS = {
+    "Torpedo": ("1894", "1892"),
+    "HMS Royal George (1756)": ("1746", "1747"),
+    "Julian Lewis Jones": ("21 August 1968", "27 August 1968"),
+    "Karl Weyprecht": ("2 March 1881", "3 March 1881"),
+    "Toyota Supra": ("April 1993", "May 1993"),
+}
+
+
+@pytest.mark.parametrize("title", sorted(REAL_PAIRS))
+def test_real_contradictions_are_found_with_the_right_values(
+    contradict: dict[str, dict[str, str]], title: str
+) -> None:
+    pair = contradict[title]
+    facts = [fact(pair["paragraphA_information_standalone"], "a", title),
+             fact(pair["paragraphB_information_standalone"], "b", title)]
+    findings = detect_conflicts(facts, pair["question1"])
+    assert len(findings) == 1
+    assert findings[0].values == REAL_PAIRS[title]
+    assert findings[0].conflict.facts == (0, 1)
+
+
+def test_real_pair_without_a_numeric_contradiction_is_not_flagged(
+    contradict: dict[str, dict[str, str]]
+) -> None:
+    # "P-700 ... derived from the P-500" vs "partially derived from the P-500": no
+    # disagreeing number (700 and 500 are parts of names).
+    pair = contradict["P-700 Granit"]
+    facts = [fact(pair["paragraphA_information_standalone"], "a", "P-700 Granit"),
+             fact(pair["paragraphB_information_standalone"], "b", "P-700 Granit")]
+    assert detect_conflicts(facts, pair["question1"]) == []
+
+
+def test_counts_of_the_same_unit_disagree() -> None:
+    facts = [
+        fact("During the course of the series, 53 episodes of Silicon Valley aired.", "1"),
+        fact("A total of 60 episodes of Silicon Valley aired on HBO.", "2"),
+    ]
+    [finding] = detect_conflicts(facts, "How many episodes of Silicon Valley aired?")
+    assert finding.values == ("53 episodes", "60 episodes")
+    assert finding.conflict.about == "the number of episodes"
+
+
+def test_different_facts_about_one_subject_are_not_a_conflict() -> None:
+    facts = [fact("KAT was founded in 2008.", "1", "KickassTorrents"),
+             fact("KAT went offline on 20 July 2016.", "2", "KickassTorrents")]
+    assert detect_conflicts(facts, "When did KAT go offline?") == []
+
+
+def test_same_passage_and_agreeing_values_are_not_conflicts() -> None:
+    same = [fact("The show had 53 episodes of comedy.", "1"),
+            fact("Overall 60 episodes of comedy were made.", "1")]
+    assert detect_conflicts(same, "How many episodes?") == []
+    agree = [fact("The series premiered on April 6, 2014, on HBO.", "1"),
+             fact("HBO premiered the series in April 2014.", "2")]
+    assert detect_conflicts(agree, "When did the series premiere on HBO?") == []
+
+
+def test_a_conflict_not_about_the_question_is_ignored() -> None:
+    facts = [fact("A total of 53 episodes of the show aired.", "1"),
+             fact("Overall 60 episodes of the show aired.", "2")]
+    assert detect_conflicts(facts, "Who created it?") == []
+
+
+def test_mentions_parse_dates_years_and_counts() -> None:
+    found = {(m.kind, m.shown) for m in mentions(
+        "Between April 6, 2014, and the 8th of January 1747, 68 million people and 12% voted "
+        "in May 2019; P-700 and A80 are names.")}
+    assert found == {("date", "April 6, 2014"), ("date", "8th of January 1747"),
+                     ("year", "2014"), ("year", "1747"), ("year", "2019"),
+                     ("date", "May 2019"), ("count:people", "68 million people"),
+                     ("count:percent", "12%")}
+
+
+def test_stated_requires_both_values_and_both_citations() -> None:
+    facts = [fact("53 episodes of Silicon Valley aired.", "1"),
+             fact("60 episodes of Silicon Valley aired.", "2")]
+    [finding] = detect_conflicts(facts, "How many episodes aired?")
+    assert stated(finding, "Sources differ: 53 [1] or 60 [2] episodes.", (1, 2))
+    assert not stated(finding, "53 episodes aired [1].", (1, 2))
+    assert not stated(finding, "53 or 60 episodes aired [1].", (1, 2))
+    note = conflict_note(finding, (1, 2))
+    assert note == ("Note: the sources disagree on the number of episodes: "
+                    "53 episodes according to [1], 60 episodes according to [2].")
+    assert stated(finding, note, (1, 2))

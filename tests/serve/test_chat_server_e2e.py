@@ -1,0 +1,87 @@
+"""The real `freshwiki serve` executable: GroundedChat over the small corpus, a scripted model.
+
+The model is scripted so the wording is known; everything else is real: the pipeline, the
+index, uvicorn, SSE, the conversation store, OpenAI's client.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import openai
+import pytest
+
+from freshwiki.serve import ATTRIBUTION
+from tests.e2e.fixtures import free_port
+
+CLAIMS = {"claims": ["Clasmatocolea fasciculata is a liverwort found in South Africa."]}
+VERDICTS = {"verdicts": [{"claim": 1, "verdict": "SUPPORTS", "passages": [1]}]}
+COMPOSED = "Clasmatocolea fasciculata is a liverwort from South Africa [1]."
+
+
+@pytest.mark.e2e
+def test_serve_chats_through_the_real_pipeline(small_data_dir: Path, tmp_path: Path) -> None:
+    script = tmp_path / "script.jsonl"
+    steps = [{"error": "connection"}, {"text": json.dumps(CLAIMS)},
+             {"text": json.dumps(VERDICTS)}, {"text": COMPOSED}, {"text": "You're welcome!"}]
+    script.write_text("\n".join(json.dumps(s) for s in steps) + "\n", encoding="utf-8")
+    port = free_port()
+    exe = str(Path(sys.executable).with_name("freshwiki"))
+    log_path = tmp_path / "serve.log"
+    with log_path.open("w") as log:
+        server = subprocess.Popen(
+            [exe, "serve", "--port", str(port), "-m", f"scripted:{script}"], stdout=log,
+            stderr=log, env={**os.environ, "FRESHWIKI_MAX_RETRIES": "0"})
+        try:
+            base = f"http://127.0.0.1:{port}"
+            deadline = time.monotonic() + 300
+            while True:
+                assert server.poll() is None, log_path.read_text()
+                try:
+                    if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                assert time.monotonic() < deadline, "server did not come up"
+                time.sleep(0.5)
+            api = openai.OpenAI(base_url=f"{base}/v1", api_key="unused", max_retries=0)
+            question = [{"role": "user", "content": "What is Clasmatocolea fasciculata?"}]
+
+            with pytest.raises(openai.InternalServerError) as down:
+                api.chat.completions.create(model="m", messages=question)  # type: ignore[arg-type]
+            assert down.value.status_code == 503 and "connection dropped" in str(down.value)
+
+            chunks = list(api.chat.completions.create(
+                model="m", messages=question, stream=True))  # type: ignore[arg-type]
+            text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+            assert text == COMPOSED
+            extension = (chunks[-1].model_extra or {})["freshwiki"]
+            assert extension["text"] == COMPOSED and extension["attribution"] == ATTRIBUTION
+            assert extension["citations"][0]["evidence"]["title"] == "Clasmatocolea fasciculata"
+            assert [c["verdict"] for c in extension["trace"]["claims"]] == ["SUPPORTS"]
+            assert [s["stage"] for s in extension["trace"]["stages"]] == [
+                "draft+claims", "verify", "compose+refine"]
+
+            thanks = api.chat.completions.create(
+                model="m", messages=[{"role": "user", "content": "thanks!"}],
+                extra_body={"conversation_id": extension["conversation_id"]})
+            assert thanks.choices[0].message.content == "You're welcome!"
+            stored = httpx.get(f"{base}/v1/conversations/{extension['conversation_id']}",
+                               timeout=10).json()
+            assert [m["content"] for m in stored["messages"]] == [
+                question[0]["content"], COMPOSED, "thanks!", "You're welcome!"]
+            assert stored["model"] == f"scripted:{script}"
+
+            page = httpx.get(f"{base}/", timeout=10)
+            assert page.status_code == 200 and f"scripted:{script}" in page.text
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+    assert "serving chat with" in log_path.read_text()
+    assert "Traceback" not in log_path.read_text()

@@ -1,0 +1,292 @@
+"""`freshwiki chat`: the REPL loop in-process with a scripted engine, then the real executable.
+
+The executable runs the real GroundedChat pipeline over the small default corpus, with a
+scripted model (deterministic wording: what the REPL prints is asserted exactly) and, once,
+the real SmolLM2 (plumbing: the whole path works with a real model).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from freshwiki.chat import ChatMessage
+from freshwiki.chat.conversations import MAX_MESSAGE_CHARS, ConversationStore
+from freshwiki.config import Settings
+from freshwiki.serve import ATTRIBUTION
+from tests.conftest import write_small_topics
+from tests.serve.scripted_engine import ScriptedEngine, llm_down
+
+EXE = str(Path(sys.executable).with_name("freshwiki"))
+
+
+class Session:
+    """One REPL session fed scripted lines; ``text`` is everything it printed."""
+
+    def __init__(self, engine: ScriptedEngine, store: ConversationStore) -> None:
+        self.engine = engine
+        self.store = store
+        self.buffer = io.StringIO()
+        self.console = Console(file=self.buffer, width=140, color_system=None)
+
+    def run(self, *lines: str, conversation_id: str | None = None) -> str | None:
+        queue: Iterator[str] = iter(lines)
+
+        def read(prompt: str) -> str:
+            line = next(queue, None)
+            if line is None:
+                raise EOFError
+            self.console.print(prompt + line, markup=False, highlight=False)
+            return line
+
+        from freshwiki.cli_chat import repl
+
+        with asyncio.Runner() as runner:
+            return repl(self.engine, self.store, console=self.console, runner=runner,
+                        read=read, conversation_id=conversation_id, model="scripted:test")
+
+    @property
+    def text(self) -> str:
+        return self.buffer.getvalue()
+
+
+@pytest.fixture
+def store(settings: Settings) -> Iterator[ConversationStore]:
+    with ConversationStore.open(settings) as opened:
+        yield opened
+
+
+@pytest.fixture
+def session(store: ConversationStore) -> Session:
+    return Session(ScriptedEngine(), store)
+
+
+def test_a_turn_streams_then_lists_numbered_sources(session: Session) -> None:
+    cid = session.run("What is Clasmatocolea fasciculata?")
+    text = session.text
+    assert ("you> What is Clasmatocolea fasciculata?\n"
+            "Clasmatocolea fasciculata is what the corpus says about that [1]. "
+            "See also Cecil Lowell [2].\nSources:\n"
+            "  [1] Clasmatocolea fasciculata › Distribution (2024-03-01)\n"
+            "  [2] Cecil Lowell\n"
+            f"  {ATTRIBUTION}\n"
+            "2 LLM calls · 375 tokens · 1 cache hits · 1.8 s · /trace for the evidence") in text
+    assert cid is not None and f"freshwiki chat --resume {cid}" in text
+    stored = session.store.get(cid)
+    assert [m.role for m in stored.messages] == ["user", "assistant"]
+    assert stored.model == "scripted:test"
+
+
+def test_trace_shows_queries_facts_claims_calls_and_timings(session: Session) -> None:
+    session.run("/trace", "What is Clasmatocolea fasciculata?", "/trace")
+    before, after = session.text.split("you> What is", 1)
+    assert "no reply yet" in before
+    trace = after.split("you> /trace", 1)[1]
+    for needle in ("trace · fast mode · today 2026-11-21", "2 LLM calls, 340 prompt + 35 "
+                   "completion tokens, 1 cache hits, 2 passages retrieved, grounded: True",
+                   "searches", "What is Clasmatocolea fasciculata?", "recent",
+                   "facts kept", "claims", "The corpus describes Clasmatocolea fasciculata.",
+                   "SUPPORTS", "REFUTES", "they describe different things",
+                   "conflict on what it is", "LLM calls", "draft+claims", "hit",
+                   "timings: query 0.50 s, draft+claims 1.25 s, total 1.75 s", ATTRIBUTION):
+        assert needle in trace, needle
+
+
+def test_commands_and_refusals_keep_the_session_going(session: Session) -> None:
+    session.run("", "   ", "/help", "/nope", "x" * (MAX_MESSAGE_CHARS + 1), "/sources",
+                "What is Clasmatocolea fasciculata?", "/sources", "/quit", "never read")
+    text = session.text
+    assert "/trace   the last turn's evidence" in text
+    assert "unknown command /nope; /help lists the commands" in text
+    assert "error: the message has 8,001 characters; the limit is 8,000" in text
+    assert "hint: shorten it" in text
+    assert text.count("Sources:") == 2  # after the reply, and again for /sources
+    assert "never read" not in text
+    assert len(session.engine.histories) == 1
+
+
+def test_an_llm_that_is_down_gets_a_message_and_the_next_turn_works(session: Session) -> None:
+    session.engine.failure = llm_down()
+    cid = session.run("What is Clasmatocolea fasciculata?")
+    assert cid is None  # nothing answered, nothing stored
+    assert "error: [openai:m] gave up after 5 attempts: connection refused" in session.text
+    assert "hint: check that the server is running" in session.text
+    assert session.store.summaries() == []
+
+    session.engine.failure, session.engine.fail_after = llm_down(), 4
+    session.run("What is Clasmatocolea fasciculata?")
+    assert "Clasmatocolea fasciculata is what \nerror:" in session.text  # line ended first
+
+    session.engine.failure = None
+    assert session.run("What is Clasmatocolea fasciculata?") is not None
+
+
+def test_ctrl_c_during_a_reply_drops_that_turn_only(session: Session) -> None:
+    session.engine.failure, session.engine.fail_after = KeyboardInterrupt(), 2
+    cid = session.run("first question")
+    assert "interrupted: this turn was not kept" in session.text
+    assert cid is None
+    session.engine.failure = None
+    assert session.run("second question") is not None
+
+
+def test_history_grows_within_a_conversation_and_new_starts_another(session: Session) -> None:
+    session.run("first question", "second question", "/new", "third question")
+    histories = session.engine.histories
+    assert [len(h) for h in histories] == [1, 3, 1]
+    assert histories[1][1].role == "assistant"
+    assert histories[1][1].content == "I could not find this in the corpus, so I don't know." \
+        or histories[1][1].content.startswith("Clasmatocolea fasciculata is what")
+    assert "new conversation" in session.text
+    assert len(session.store.summaries()) == 2
+    kept = session.run("fourth question", "/new")  # /new last: the kept one is still named
+    assert kept is not None and session.store.get(kept).title == "fourth question"
+    assert session.text.rstrip().endswith(f"`freshwiki chat --resume {kept}`")
+
+
+def test_resume_continues_the_stored_history(session: Session) -> None:
+    cid = session.run("first question")
+    assert cid is not None
+    again = Session(session.engine, session.store)
+    assert again.run("/trace", "second question", conversation_id=cid) == cid
+    assert f'resumed conversation {cid}: 1 earlier turn(s), "first question"' in again.text
+    assert "trace · fast mode" in again.text  # the stored reply, rebuilt for /trace
+    history = session.engine.histories[-1]
+    assert history[0] == ChatMessage("user", "first question")
+    assert [m.role for m in history] == ["user", "assistant", "user"]
+    assert session.store.get(cid).turns == 2
+
+
+# -- the real executable ------------------------------------------------------------------
+
+CLAIMS = {"claims": ["Clasmatocolea fasciculata is a liverwort found in South Africa."]}
+VERDICTS = {"verdicts": [{"claim": 1, "verdict": "SUPPORTS", "passages": [1]}]}
+COMPOSED = ("Clasmatocolea fasciculata is a liverwort that grows on woody debris in South "
+            "Africa [1].")
+
+
+def write_script(path: Path, *steps: Any) -> str:
+    lines = [json.dumps(s if isinstance(s, dict) and "error" in s else
+                        {"text": s if isinstance(s, str) else json.dumps(s)}) for s in steps]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return f"scripted:{path}"
+
+
+@pytest.fixture(scope="module")
+def chat_env(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """One home for the module's runs: the small default corpus is built by the first."""
+    root = tmp_path_factory.mktemp("chat-cli")
+    write_small_topics(shared_data, root / "data")
+    return {**os.environ, "FRESHWIKI_HOME": str(root / "home"),
+            "FRESHWIKI_DATA_DIR": str(root / "data"), "FRESHWIKI_N_THREADS": "1",
+            "COLUMNS": "120"}
+
+
+def freshwiki(env: dict[str, str], *args: str, stdin: str = "",
+              timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([EXE, *args], input=stdin, capture_output=True, text=True, env=env,
+                          timeout=timeout, check=False)
+
+
+@pytest.mark.e2e
+def test_the_executable_chats_traces_resumes_lists_and_exports(
+    chat_env: dict[str, str], tmp_path: Path
+) -> None:
+    model = write_script(tmp_path / "turn.jsonl", CLAIMS, VERDICTS, COMPOSED)
+    run = freshwiki(chat_env, "chat", "-m", model, stdin="What is Clasmatocolea fasciculata?\n"
+                    "/trace\n")
+    assert run.returncode == 0, run.stderr
+    assert (f"you> What is Clasmatocolea fasciculata?\n{COMPOSED}\nSources:\n"
+            "  [1] Clasmatocolea fasciculata (") in run.stdout
+    assert ATTRIBUTION in run.stdout and "3 LLM calls" in run.stdout
+    trace = run.stdout.split("you> /trace", 1)[1]
+    for needle in ("trace · fast mode", "searches", "verify", "facts kept", "woody debris",
+                   "SUPPORTS", "draft+claims", "compose+refine", "timings:"):
+        assert needle in trace, needle
+    assert "freshwiki chat" in run.stderr and "fast mode" in run.stderr
+    cid = run.stdout.rsplit("--resume ", 1)[1].split("`")[0]
+
+    thanks = write_script(tmp_path / "thanks.jsonl", "You're welcome!")
+    resumed = freshwiki(chat_env, "chat", "-m", thanks, "--resume", cid[:6],
+                        stdin="thanks!\n/quit\n")
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"resumed conversation {cid}: 1 earlier turn(s)" in resumed.stdout
+    assert "you> thanks!\nYou're welcome!" in resumed.stdout
+
+    listed = freshwiki(chat_env, "chat", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    rows = json.loads(listed.stdout)
+    assert [(r["id"], r["messages"]) for r in rows if r["id"] == cid] == [(cid, 4)]
+
+    out = tmp_path / "distil" / "traces.jsonl"
+    exported = freshwiki(chat_env, "chat", "export-traces", "--out", str(out),
+                         "--conversation", cid)
+    assert exported.returncode == 0, exported.stderr
+    assert "wrote 4 examples from 1 conversation(s)" in exported.stdout
+    lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [(x["stage"], x["turn"]) for x in lines] == [
+        ("draft+claims", 1), ("verify", 1), ("compose+refine", 1), ("compose", 2)]
+    assert all([m["role"] for m in x["messages"]] == ["system", "user", "assistant"]
+               for x in lines)
+    assert json.loads(lines[0]["messages"][2]["content"]) == CLAIMS
+    assert lines[2]["messages"][2]["content"] == COMPOSED
+    assert "Clasmatocolea fasciculata" in lines[1]["messages"][1]["content"]
+    assert lines[3]["conversation_id"] == cid and lines[3]["model"] == model
+
+
+@pytest.mark.e2e
+def test_the_executable_explains_what_went_wrong(
+    chat_env: dict[str, str], tmp_path: Path
+) -> None:
+    down = write_script(tmp_path / "down.jsonl", {"error": "connection"}, CLAIMS, VERDICTS,
+                        COMPOSED)
+    run = freshwiki({**chat_env, "FRESHWIKI_MAX_RETRIES": "0"}, "chat", "-m", down,
+                    stdin="What is Clasmatocolea fasciculata?\n"
+                    "What is Clasmatocolea fasciculata?\n")
+    assert run.returncode == 0, run.stderr
+    assert "error: " in run.stdout and "connection dropped" in run.stdout
+    assert "hint: check that the server is running" in run.stdout
+    assert COMPOSED in run.stdout  # the next turn went through
+    assert "Traceback" not in run.stdout + run.stderr
+
+    for args, needle in [
+        (["-m", f"scripted:{tmp_path / 'missing.jsonl'}"], "missing.jsonl not found"),
+        (["--resume", "zzzz"], "no conversation 'zzzz'"),
+        (["--mode", "slow"], "'slow' is not fast or full"),
+        (["-m", down, "--index", "nosuch"], "nosuch"),
+    ]:
+        failed = freshwiki(chat_env, "chat", *args, stdin="hi\n")
+        assert failed.returncode == 2, (args, failed.stdout, failed.stderr)
+        assert needle in failed.stderr, (args, failed.stderr)
+        assert "Traceback" not in failed.stderr
+
+    nothing = freshwiki({**chat_env, "FRESHWIKI_HOME": str(tmp_path / "empty")}, "chat",
+                        "export-traces", "--out", str(tmp_path / "x.jsonl"))
+    assert nothing.returncode == 2 and "no stored conversations" in nothing.stderr
+
+
+@pytest.mark.e2e
+def test_the_executable_chats_with_a_real_local_model(
+    chat_env: dict[str, str], smollm2_path: Path
+) -> None:
+    run = freshwiki(chat_env, "chat", "-m", "local:smollm2-135m",
+                    stdin="Where is Clasmatocolea fasciculata found?\n/trace\n")
+    assert run.returncode == 0, run.stderr
+    reply = run.stdout.split("you> /trace", 1)[0].split("found?\n", 1)[1]
+    assert reply.strip(), run.stdout
+    assert any(said in reply for said in ("Sources:", "(the reply cites no passage",
+                                          "(nothing in the corpus supported an answer)"))
+    assert "LLM calls" in run.stdout and "compose" in run.stdout
+    cid = run.stdout.rsplit("--resume ", 1)[1].split("`")[0]
+    listed = json.loads(freshwiki(chat_env, "chat", "list", "--json").stdout)
+    assert any(r["id"] == cid and r["model"] == "local:smollm2-135m" for r in listed)
