@@ -114,11 +114,16 @@ def test_top_k_breaks_ties_by_smaller_key() -> None:
     assert top_k(keys, scores, 4) == [(1, 3.0), (3, 3.0), (2, 2.0), (4, 2.0)]
 
 
-def test_block_max_selection_equals_full_ranking() -> None:
+def test_group_max_selection_equals_full_ranking() -> None:
     rng = np.random.default_rng(0)
-    for n, k in ((100_000, 100), (50_000, 1), (8_193, 50), (100_000, 5_000)):
+    cases = ((100_000, 100, 0.5), (50_000, 1, 0.5), (8_193, 50, 0.5), (100_000, 5_000, 0.5),
+             (100_063, 100, 0.5), (100_000, 100, 0.9995), (1_000_000, 100, 0.9))
+    for n, k, zeros in cases:  # tails of up to 63 scores; fewer positive groups than k
         scores = np.round(rng.exponential(size=n), 1)  # many ties
-        scores[rng.random(n) < 0.5] = 0.0
+        scores[rng.random(n) < zeros] = 0.0
         positive = np.flatnonzero(scores > 0).astype(np.int64)
         assert top_k_positive(scores, k) == top_k(positive, scores[positive], k)
     assert top_k_positive(np.zeros(100_000), 10) == []
+    tail_best = np.ones(100_063)
+    tail_best[-1] = 2.0  # the last 63 scores are in no group: they are checked apart
+    assert top_k_positive(tail_best, 3) == [(100_062, 2.0), (0, 1.0), (1, 1.0)]

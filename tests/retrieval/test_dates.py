@@ -1,8 +1,11 @@
 from __future__ import annotations
 
+import random
+
 import pytest
 
-from freshwiki.retrieval import extract_years
+from freshwiki.records import Passage
+from freshwiki.retrieval import _dates, extract_years
 
 
 @pytest.mark.parametrize(
@@ -68,3 +71,48 @@ def test_years_are_sorted_unique_and_in_range() -> None:
 )
 def test_extract_years_real_phrasings(text: str, years: tuple[int, ...]) -> None:
     assert extract_years(text) == years
+
+
+def full_scan(text: str) -> tuple[int, ...]:
+    """The definition extract_years implements faster: every pattern over the whole text."""
+    found: set[int] = set()
+    for pattern in _dates._PATTERNS:
+        for match in pattern.finditer(text):
+            first = int(match.group(1))
+            if pattern.groups == 1:
+                found.add(first)
+                continue
+            raw = match.group(2)  # a range: both ends, when the end is within a century
+            end = int(raw) if len(raw) == 4 else first // 100 * 100 + int(raw)
+            if first <= end <= first + 100:
+                found.update((first, end))
+    return tuple(sorted(found))
+
+
+def test_scanning_only_around_candidates_finds_what_a_full_scan_finds(
+    topic_passages: list[Passage],
+) -> None:
+    texts = [p.indexed_text for p in topic_passages]
+    assert sum(bool(full_scan(t)) for t in texts) > len(texts) // 3  # years are common
+    assert [extract_years(t) for t in texts] == [full_scan(t) for t in texts]
+
+
+FUZZ_PIECES = (
+    "in", "the", "The", "IN", "as of", "beginning of", "summer", "since", "1990", "2000",
+    "1999", "2101", "12345", "1914-18", "1990–2000–2010", "(1784", "(c.", "1200)", "ca.",
+    "b.", "-", "–", "to", "and", "March", "Sept.", "5,", "30th", "her", "whose", "’s",
+    "Act", "Treaty", "mid-2019", "1990s", "2019-03-05", "present", "onwards", "km",
+    "people", "season", "election", "parliamentary", "world", "cup", "Cup", "X", "20",
+    "19", "1,500", "$1200", "2,019", ",", ".", "(", ")", "\n",
+)
+
+
+def test_scanning_around_candidates_agrees_on_adversarial_spacing() -> None:
+    # Long whitespace runs stretch matches (every \s+ is unbounded), and text glued to
+    # years tests the window edges: the windows must still hold every match whole.
+    rng = random.Random(7)
+    gaps = ("", " ", "  ", "\n", " " * 60, "\t" * 40)
+    for _ in range(3000):
+        text = "".join(rng.choice(FUZZ_PIECES) + rng.choice(gaps)
+                       for _ in range(rng.randint(1, 25)))
+        assert extract_years(text) == full_scan(text), text

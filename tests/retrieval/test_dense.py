@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from freshwiki.records import Passage
-from freshwiki.retrieval import DenseIndex, Embedder, RetrievalError
+from freshwiki.retrieval import DenseIndex, Embedder, RetrievalError, _dense
 
 
 @pytest.fixture(scope="module")
@@ -48,8 +48,12 @@ def test_switches_to_hnsw_past_flat_max_and_stays_accurate(vectors: np.ndarray) 
     assert min(overlap) >= 8 and np.mean(overlap) >= 9.5
 
 
+@pytest.mark.parametrize("gather_max", [10_000, 0])  # numpy gather, or FAISS's bitmap scan
 @pytest.mark.parametrize("flat_max", [100_000, 100])
-def test_filters_return_exact_allowed_results(vectors: np.ndarray, flat_max: int) -> None:
+def test_filters_return_exact_allowed_results(
+    vectors: np.ndarray, flat_max: int, gather_max: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_dense, "GATHER_MAX", gather_max)
     index = DenseIndex(vectors.shape[1], flat_max=flat_max, exact_max=50)
     index.add(vectors)
     rng = np.random.default_rng(1)
@@ -97,3 +101,27 @@ def test_rejects_vectors_of_the_wrong_shape() -> None:
     with pytest.raises(RetrievalError, match="shape"):
         DenseIndex(4).add(np.zeros((2, 3), dtype=np.float32))
     assert DenseIndex(4).search(np.zeros(4, dtype=np.float32), 5) == []
+
+
+def test_hnsw_searches_with_the_chosen_ef_search_raised_to_k(
+    vectors: np.ndarray, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    index = DenseIndex(vectors.shape[1], flat_max=100)
+    index.add(vectors)
+    assert index.kind == "hnsw" and index.ef_search == 512  # see _dense's module doc
+    seen: list[int] = []
+    real_search = index._index.search
+
+    def spy(x: np.ndarray, k: int, params: Any = None) -> Any:
+        seen.append(params.efSearch)
+        return real_search(x, k, params=params)
+
+    monkeypatch.setattr(index._index, "search", spy)
+    index.search(vectors[0], 10)
+    index.search(vectors[0], 600)
+    assert seen == [512, 600]
+
+    custom = DenseIndex(vectors.shape[1], flat_max=100, ef_search=64)
+    custom.add(vectors)
+    custom.save(tmp_path)
+    assert DenseIndex.load(tmp_path).ef_search == 64
