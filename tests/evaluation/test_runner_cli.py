@@ -124,7 +124,7 @@ def test_a_systemic_failure_stops_with_exit_2(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("args", "expected"), [
-    (["--system", "rag"], "freshwiki index build --name main"),
+    (["--system", "rag", "-o", "index=main"], "freshwiki index build --name main"),
     (["--system", "nope"], "unknown system 'nope'"),
     (["--option", "k=3"], "system 'vanilla' has no option 'k'"),
     (["--templates", "9"], "has no template '9'"),
