@@ -37,7 +37,7 @@ def fast_kat_script() -> dict[str, object]:
 async def test_fast_turn_end_to_end(chat_passages: list[Passage]) -> None:
     llm, script = scripted_llm(fast_kat_script())  # type: ignore[arg-type]
     index = FakeIndex(chat_passages)
-    chat = GroundedChat(llm, index, mode="fast", today=TODAY)
+    chat: ChatEngine = GroundedChat(llm, index, mode="fast", today=TODAY)  # mypy checks it
     assert isinstance(chat, ChatEngine)
     reply = await chat.respond(user(KAT_Q))
 
@@ -83,7 +83,7 @@ async def test_stream_yields_exactly_the_reply_text(chat_passages: list[Passage]
     with pytest.raises(ChatError, match="not finished"):
         _ = stream.reply
     deltas = [d async for d in stream]
-    assert len(deltas) > 5  # word by word, not one blob
+    assert len(deltas) == 2  # sentence by sentence (each checked by the guard first)
     assert "".join(deltas) == stream.reply.text
 
 
@@ -331,3 +331,28 @@ async def test_today_defaults_and_overrides(chat_passages: list[Passage]) -> Non
     first: Reply = await chat.respond(user("hi"))
     second = await chat.respond(user("hi"), today="2025-01-31")
     assert (first.trace.today, second.trace.today) == ("2020-02-02", "2025-01-31")
+
+
+async def test_a_sentence_with_an_unsupported_date_is_withheld(
+    chat_passages: list[Passage],
+) -> None:
+    script = fast_kat_script()
+    script["fast-compose"] = ("KickassTorrents went offline on 1 July 2021 [1]. Its domain was "
+                              "seized by the U.S. government in 2016 [1].")
+    llm, _ = scripted_llm(script)  # type: ignore[arg-type]
+    reply = await GroundedChat(llm, FakeIndex(chat_passages), today=TODAY).respond(user(KAT_Q))
+    assert reply.text == "Its domain was seized by the U.S. government in 2016 [1]."
+    assert reply.trace.removed == ("KickassTorrents went offline on 1 July 2021 [1].",)
+
+
+async def test_when_every_sentence_is_withheld_the_evidence_is_quoted(
+    chat_passages: list[Passage],
+) -> None:
+    script = fast_kat_script()
+    script["fast-compose"] = "KickassTorrents went offline in 2019 [1]."
+    llm, _ = scripted_llm(script)  # type: ignore[arg-type]
+    reply = await GroundedChat(llm, FakeIndex(chat_passages), today=TODAY).respond(user(KAT_Q))
+    assert reply.text == (f"From the sources: {OFFLINE} [1] "
+                          "KickassTorrents went offline on 20 July 2016. [1]")
+    assert reply.grounded and [c.number for c in reply.citations] == [1]
+    assert reply.trace.removed == ("KickassTorrents went offline in 2019 [1].",)

@@ -138,6 +138,9 @@ class TurnTrace:
     stages: tuple[StageRecord, ...] = ()
     timings: Mapping[str, float] = field(default_factory=dict)
     """Seconds per stage (and ``total``)."""
+    removed: tuple[str, ...] = ()
+    """Sentences of the model's final text withheld from the reply because they stated a
+    number or date found in no evidence."""
 
     @property
     def llm_calls(self) -> int:

@@ -98,6 +98,19 @@ def smalltalk_messages(history: Sequence[ChatMessage], today: dt.date) -> list[M
     return messages
 
 
+def extractive_reply(facts: Sequence[Fact], supported: Sequence[ClaimCheck],
+                     book: PassageBook, limit: int = 3) -> str:
+    """A reply quoting the evidence itself, with raw markers.
+
+    Used when the guard withheld every sentence the model wrote: the facts are known to be
+    in the passages, so quoting them is the one answer that cannot be wrong about them.
+    """
+    items = [f"{f.text.strip()} {cite(book, [f.source])}" for f in facts[:limit]]
+    items += [f"{c.claim.strip()} {cite(book, c.evidence)}"
+              for c in supported[: max(limit - len(items), 0)]]
+    return "From the sources: " + " ".join(items)
+
+
 def dont_know(message: str, topic: str, passages: Sequence[Evidence]) -> str:
     """The "I don't know" reply (template, no LLM call)."""
     subject = " ".join((topic or message).split())

@@ -4,9 +4,10 @@ A turn, given the conversation and today's date::
 
     ┌ 1 query (plan) ─► retrieve k ─► 2 facts ┐   two branches, run concurrently
     └ 3 draft ───────► 4 claims ──────────────┘
-          ─► 5 retrieve per claim + verify ─► conflicts ─► 6 compose ─► 7 refine (streamed)
+          ─► 5 retrieve per claim + verify ─► conflicts ─► 6 compose ─► 7 refine
+          ─► sentence guard ─► citation renumbering ─► streamed reply
 
-Modes (LLM calls for a first question, then for a follow-up):
+Modes (LLM calls for a first question; a follow-up adds the query call in fast mode):
 
 ==========  ==================================================  ===========================
 stage       full                                                fast
@@ -19,9 +20,18 @@ stage       full                                                fast
 6+7         compose (text) then refine (streamed)               one streamed ``compose+refine``
 ==========  ==================================================  ===========================
 
-Fast mode is designed for the latency goal (≤ 2.5x the bare model on a CPU): 3 calls for a
-first question, short outputs, and its verify and compose calls share their system prompt
-and evidence block so llama.cpp evaluates the passages once (see :mod:`verify`).
+Fast mode is built for few, short calls on a CPU: 3 calls for a first question, short JSON
+outputs, and its verify and compose calls share their system prompt and evidence block so
+llama.cpp evaluates the passages once (see :mod:`freshwiki.chat.verify`). Measured on the
+shared 2-core machine under load with Qwen2.5-Coder-1.5B: ~10-13 s per turn (~750-1000
+prompt tokens, about half reused; ~80-100 generated), full mode ~100+ s.
+
+The final text passes a :class:`SentenceGuard` (a sentence stating a number no evidence
+states is withheld, see :mod:`freshwiki.chat.guard`) and a :class:`CitationRewriter`
+(markers renumbered 1..n by first use, dangling ones removed), so streaming is sentence by
+sentence and the streamed text is exactly :attr:`Reply.text`. Disagreements found among the
+facts (:mod:`freshwiki.chat.conflicts`) are put to the composer, and a note giving both
+values with both citations is appended if its reply does not.
 
 Outcomes: a cited reply (``grounded=True``); small talk (no retrieval wanted, no claim):
 a short polite reply without facts or citations (``grounded=True``: it claims nothing);
@@ -30,9 +40,10 @@ nothing relevant retrieved and no claim supported: the "I don't know" template
 
 Every turn returns a :class:`TurnTrace`: queries (answer and per-claim), all passages (by
 their turn number, which is also what the prompts call them), facts, the draft, claims
-with verdicts and evidence, conflicts, one :class:`StageRecord` per LLM call, and seconds
-per stage. Stages of the two concurrent branches overlap in time, so their timings add up
-to more than ``total``.
+with verdicts and evidence, conflicts, one :class:`StageRecord` per LLM call, seconds per
+stage, and withheld sentences. Stages of the two concurrent branches overlap in time, so
+their timings add up to more than ``total``. LLM-call latencies include waiting for the
+client's concurrency slot (one at a time for local models).
 """
 
 from __future__ import annotations
@@ -64,6 +75,7 @@ from freshwiki.chat.compose import (
     compose_messages,
     conflict_entries,
     dont_know,
+    extractive_reply,
     notes,
     smalltalk_messages,
 )
@@ -79,6 +91,7 @@ from freshwiki.chat.facts import (
     passage_entry,
     select_sentences,
 )
+from freshwiki.chat.guard import SentenceGuard
 from freshwiki.chat.query import QueryPlan, heuristic_plan, plan_query, time_intent_of
 from freshwiki.chat.refine import refine_messages
 from freshwiki.chat.verify import verify_batch, verify_each
@@ -131,6 +144,7 @@ class _Turn:
     block: _Block | None = None
     findings: list[Finding] = field(default_factory=list)
     rewriter: CitationRewriter = field(default_factory=lambda: CitationRewriter(_nowhere))
+    guard: SentenceGuard = field(default_factory=lambda: SentenceGuard(()))
     grounded: bool = True
     text: list[str] = field(default_factory=list)
 
@@ -286,6 +300,7 @@ class GroundedChat:
                 conflicts=tuple(f.conflict for f in turn.findings),
                 stages=tuple(turn.calls.records),
                 timings=dict(turn.timings),
+                removed=tuple(turn.guard.removed),
             ),
             grounded=turn.grounded,
         )
@@ -392,8 +407,9 @@ class GroundedChat:
     # -- the final stage -----------------------------------------------------------------
 
     async def _final(self, turn: _Turn, path: str) -> AsyncIterator[str]:
-        """Stages 6-7, small talk, or "I don't know", streamed through the rewriter."""
+        """Stages 6-7, small talk, or "I don't know", streamed through guard and rewriter."""
         started = time.perf_counter()
+        conversation = [m.content for m in turn.history] + [turn.today.isoformat()]
         if path == "dont_know":
             turn.grounded = False
             plan = turn.plan
@@ -403,6 +419,7 @@ class GroundedChat:
             turn.timed("compose", started)
             return
         if path == "smalltalk":
+            turn.guard = SentenceGuard(conversation)
             async for delta in self._streamed(
                 turn, "compose", smalltalk_messages(turn.history, turn.today), 80
             ):
@@ -411,10 +428,15 @@ class GroundedChat:
             return
         supported = self._supported(turn)
         conflicts = conflict_entries(turn.findings, turn.facts, turn.book)
+        evidence = [f.text for f in turn.facts] + [c.claim for c in supported]
         if self.mode == "full":
             note_list = notes(turn.facts, supported, turn.book)
             allowed = {int(n) for note in note_list for n in re.findall(r"\d+", note["cite"])}
             turn.rewriter = CitationRewriter(_lookup(turn.book, allowed))
+            turn.guard = SentenceGuard(
+                [*evidence, *conversation],
+                [(int(n), note["text"]) for note in note_list
+                 for n in re.findall(r"\d+", note["cite"])[:1]])
             composed = await turn.calls.text(
                 "compose", compose_messages(turn.history, note_list, conflicts, turn.today),
                 max_tokens=300)
@@ -424,19 +446,28 @@ class GroundedChat:
                 turn, "refine", refine_messages(turn.history, composed, turn.today), 300
             ):
                 yield delta
-            if not turn.rewriter.raw.strip():  # the refiner returned nothing: keep compose's
-                yield turn.emit(turn.rewriter.rewrite(composed))
+            if not "".join(turn.text).strip():  # the refiner gave nothing usable
+                async for delta in self._released(turn, composed):
+                    yield delta
             turn.timed("refine", started)
         else:
             block = await self._fast_block(turn)
             allowed = {int(entry["number"]) for entry in block.answer}
             allowed |= {turn.book.number(e) for c in supported for e in c.evidence[:2]}
             turn.rewriter = CitationRewriter(_lookup(turn.book, allowed))
+            turn.guard = SentenceGuard(
+                [*(entry["text"] for entry in block.answer), *evidence, *conversation],
+                [(int(entry["number"]), entry["text"]) for entry in block.answer]
+                + [(turn.book.number(c.evidence[0]), c.claim) for c in supported
+                   if c.evidence])
             messages = compose_fast_messages(turn.history, block.answer, supported, turn.book,
                                              conflicts, turn.today)
             async for delta in self._streamed(turn, "compose+refine", messages, 300):
                 yield delta
             turn.timed("compose+refine", started)
+        if not "".join(turn.text).strip():  # every sentence withheld: quote the evidence
+            fallback = extractive_reply(turn.facts, supported, turn.book)
+            yield turn.emit(turn.rewriter.feed(fallback))
         for finding in turn.findings:
             i, j = finding.conflict.facts
             pair = (turn.book.number(turn.facts[i].source),
@@ -444,15 +475,26 @@ class GroundedChat:
             if not stated(finding, turn.rewriter.raw, pair):
                 note = turn.rewriter.feed("\n\n" + conflict_note(finding, pair))
                 yield turn.emit(note)
+        turn.rewriter.finish()
+
+    @staticmethod
+    async def _released(turn: _Turn, text: str) -> AsyncIterator[str]:
+        """Pass ``text`` through the guard and the rewriter (non-streamed fallbacks)."""
+        out = turn.rewriter.feed(turn.guard.feed(text) + turn.guard.finish())
+        if out:
+            yield turn.emit(out)
 
     @staticmethod
     async def _streamed(turn: _Turn, stage: str, messages: list[Message], max_tokens: int
                         ) -> AsyncIterator[str]:
+        """Stream a call through the guard (whole sentences) and the rewriter (markers)."""
         async for delta in turn.calls.stream(stage, messages, max_tokens=max_tokens):
-            out = turn.rewriter.feed(delta)
+            out = turn.rewriter.feed(turn.guard.feed(delta))
             if out:
                 yield turn.emit(out)
-        turn.rewriter.finish()
+        out = turn.rewriter.feed(turn.guard.finish())
+        if out:
+            yield turn.emit(out)
 
 
 async def _together(*branches: Coroutine[Any, Any, None]) -> None:

@@ -4,8 +4,9 @@ The refiner checks the reply for relevance to the user's message, natural tone, 
 and temporal correctness (past events in the past tense, "as of" a passage's date for things
 that change, no "currently" for facts dated years before today) and rewrites it, keeping
 every ``[n]`` marker attached to its statement. It is told not to add facts: anything new
-it wrote would be unverified. Streamed: it is the last stage, so the user reads as it is
-generated. In fast mode its instructions are part of the compose call instead.
+it wrote would be unverified. Streamed (through the sentence guard): it is the last stage,
+so the user reads as it is generated. In fast mode its criteria are part of the compose
+call instead.
 """
 
 from __future__ import annotations

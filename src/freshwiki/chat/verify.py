@@ -6,10 +6,11 @@ user's question; its time intent comes from its own dates). Then:
 - Full mode (``verify``): one call per claim, concurrently (bounded by the LLM client). The
   model writes a short reason *before* its verdict (SUPPORTS / REFUTES / NOT ENOUGH INFO),
   which helps small models, and names the passages it used.
-- Fast mode (``verify`` batched): one call checks every claim against one evidence block,
-  the same block (same system prompt, same passages, same order) that the final
-  compose call starts with, so llama.cpp evaluates the passages once for both calls.
-  Verdicts only, no reasons: the schema asks for exactly one verdict per claim.
+- Fast mode (``verify`` batched): one call checks every claim against one evidence block:
+  the question's sentences, then the claims' own. The final compose call starts with the
+  same system prompt and the same question's sentences, so llama.cpp evaluates those once
+  for both calls. Verdicts only, no reasons: the schema asks for exactly one verdict per
+  claim.
 
 Whatever the model says, a SUPPORTS is downgraded to NOT ENOUGH INFO when the claim states
 a number or year found in none of its evidence: a wrong date is the typical hallucination,
