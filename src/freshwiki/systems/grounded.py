@@ -1,0 +1,114 @@
+"""The grounded system: the chat pipeline (``freshwiki.chat.GroundedChat``) as a system under test.
+
+Each task's bare question (``task.query``) is sent as a one-turn conversation: the pipeline does
+its own retrieval, drafting, claim verification and citing, so the benchmark's rendered prompt
+(and any passages a template would show) is deliberately not passed on — this measures what the
+chatbot says from the corpus, next to ``vanilla`` (model alone) and ``rag`` (retrieve, then
+answer) with the same model.
+
+Options (``--option key=value``): ``mode`` (``fast`` or ``full``, default ``fast``), ``k``
+(passages per question, default 5), ``index`` (default: your ``main`` index when built, else
+the default corpus). All are in :meth:`GroundedSystem.describe`, so changing one starts a new run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from freshwiki.benchmarks import Output, Task
+from freshwiki.chat import ChatEngine, ChatMessage, GroundedChat
+from freshwiki.errors import FreshwikiError
+from freshwiki.llm import LLM, Usage
+from freshwiki.retrieval import HybridIndex, open_search_index, resolve_index_name
+from freshwiki.systems._base import System, SystemSetupError, read_options, register_system
+
+if TYPE_CHECKING:
+    from freshwiki.config import Settings
+
+DEFAULTS: Mapping[str, Any] = {"mode": "fast", "k": 5, "index": "main"}
+
+
+class GroundedSystem:
+    """Answers each task with one grounded chat turn; see the module docstring.
+
+    Args:
+        llm: The model every pipeline stage uses.
+        settings: Where the index lives.
+        mode: ``fast`` or ``full``.
+        k: Passages retrieved for the question.
+        index_name: Index to search.
+        engine: A ready engine to use instead of building one (tests; not closed here).
+    """
+
+    name = "grounded"
+
+    def __init__(self, llm: LLM, settings: Settings, *, mode: str = "fast", k: int = 5,
+                 index_name: str = "main", engine: ChatEngine | None = None) -> None:
+        if mode not in ("fast", "full"):
+            raise SystemSetupError(f"system 'grounded': mode must be fast or full, not {mode!r}",
+                                   hint="pass --option mode=fast or --option mode=full.")
+        if k < 1:
+            raise SystemSetupError(f"system 'grounded': k must be at least 1, got {k}",
+                                   hint="pass e.g. --option k=5.")
+        self.llm = llm
+        self.mode = mode
+        self.k = k
+        self.index_name = index_name
+        self._settings = settings
+        self._engine = engine
+        self._index: HybridIndex | None = None
+        self._lock = asyncio.Lock()
+
+    def describe(self) -> Mapping[str, Any]:
+        """Mode, k and index: what decides the pipeline's evidence and calls."""
+        return {"mode": self.mode, "k": self.k, "index": self.index_name}
+
+    async def _loaded(self) -> ChatEngine:
+        async with self._lock:
+            if self._engine is None:
+                try:
+                    self._index = await asyncio.to_thread(
+                        open_search_index, self._settings, self.index_name)
+                except FreshwikiError as exc:
+                    raise SystemSetupError(f"system 'grounded': {exc.message}",
+                                           hint=exc.hint) from exc
+                self._engine = GroundedChat(self.llm, self._index, mode=self.mode,  # type: ignore[arg-type]
+                                            k=self.k)
+            return self._engine
+
+    async def respond(self, task: Task) -> Output:
+        """One chat turn on ``task.query``; the reply's citations and trace go to the output."""
+        started = time.perf_counter()
+        engine = await self._loaded()
+        reply = await engine.respond([ChatMessage("user", task.query)])
+        trace = reply.trace
+        usage = Usage(prompt_tokens=trace.prompt_tokens,
+                      completion_tokens=trace.completion_tokens,
+                      cached_prompt_tokens=sum(s.cached_prompt_tokens for s in trace.stages))
+        data = reply.as_dict()
+        return Output(
+            text=reply.text,
+            usage=usage,
+            latency_s=time.perf_counter() - started,
+            cache_hit=bool(trace.stages) and trace.cache_hits == trace.llm_calls,
+            model=self.llm.backend.model_id,
+            trace={"query": task.query, "index": self.index_name, "grounded": reply.grounded,
+                   "citations": data["citations"], "chat": data["trace"]},
+        )
+
+    async def aclose(self) -> None:
+        """Close the index if this system opened it."""
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+
+
+@register_system("grounded")
+def _grounded(llm: LLM, settings: Settings, options: Mapping[str, Any]) -> System:
+    values = read_options("grounded", {"index": resolve_index_name(settings), **options},
+                          DEFAULTS)
+    return GroundedSystem(llm, settings, mode=values["mode"], k=values["k"],
+                          index_name=values["index"])

@@ -1,0 +1,65 @@
+"""The grounded system: one chat turn per task, through the real pipeline on a real index."""
+
+from __future__ import annotations
+
+import pytest
+
+from freshwiki.benchmarks import Sample, Task
+from freshwiki.chat import GroundedChat
+from freshwiki.config import Settings
+from freshwiki.llm import Message
+from freshwiki.retrieval import HybridIndex
+from freshwiki.systems import SystemSetupError, load_system
+from freshwiki.systems.grounded import GroundedSystem
+from tests.chat.fakes import js, scripted_llm
+
+QUESTION = "When did KickassTorrents go offline?"
+
+
+def task() -> Task:
+    # The template's own prompt (with its passages) is not what the chatbot answers.
+    return Task(sample=Sample(id="s1", input=QUESTION), template="4",
+                messages=(Message.user(f"Passage: UNRELATED TEXT\nQuestion: {QUESTION}"),),
+                query=QUESTION)
+
+
+async def test_a_task_becomes_one_cited_chat_turn_on_the_bare_question(
+    settings: Settings, mini_index: HybridIndex
+) -> None:
+    llm, script = scripted_llm({
+        "draft+claims": js({"claims": ["KickassTorrents went offline on 20 July 2016."]}),
+        "fast-verify": js({"verdicts": [
+            {"claim": 1, "verdict": "SUPPORTS", "passages": [1]}]}),
+        "fast-compose": "KickassTorrents went offline on 20 July 2016 [1].",
+    })
+    engine = GroundedChat(llm, mini_index, mode="fast", k=3)
+    system = GroundedSystem(llm, settings, engine=engine)
+    output = await system.respond(task())
+
+    assert output.text == "KickassTorrents went offline on 20 July 2016 [1]."
+    # Real retrieval found the article; the citation points at it (checked in the lead text).
+    (citation,) = output.trace["citations"]
+    assert citation["evidence"]["title"] == "KickassTorrents"
+    assert "20 July 2016" in citation["evidence"]["text"]
+    assert output.trace["grounded"] is True and output.trace["query"] == QUESTION
+    assert [s["stage"] for s in output.trace["chat"]["stages"]] == [
+        "draft+claims", "verify", "compose+refine"]
+    assert output.usage.prompt_tokens == output.trace["chat"]["prompt_tokens"] > 0
+    # The template's text never reached the model: the pipeline wrote every prompt.
+    assert all("UNRELATED TEXT" not in c.user for c in script.calls)
+
+
+def test_options_are_checked_and_recorded(settings: Settings) -> None:
+    llm, _ = scripted_llm({})
+    system = load_system("grounded", llm, settings, {"mode": "full", "k": "8", "index": "x"})
+    assert system.describe() == {"mode": "full", "k": 8, "index": "x"}
+    with pytest.raises(SystemSetupError, match="mode must be fast or full"):
+        load_system("grounded", llm, settings, {"mode": "turbo"})
+
+
+async def test_a_missing_named_index_is_a_setup_error(settings: Settings) -> None:
+    llm, _ = scripted_llm({})
+    system = load_system("grounded", llm, settings, {"index": "nothere"})
+    with pytest.raises(SystemSetupError, match="nothere") as caught:
+        await system.respond(task())
+    assert caught.value.hint and "freshwiki index build --name nothere" in caught.value.hint
