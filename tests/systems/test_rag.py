@@ -92,7 +92,7 @@ async def test_the_named_index_is_loaded_once_lazily_and_closed(
         "Geoffrey Zakarian", "Rat Terrier", "Lobar pneumonia"]
     assert all(len(o.trace["retrieved"]) == 2 for o in outputs)
     await system.aclose()
-    assert system._index is None  # type: ignore[attr-defined]
+    assert system._index._index is None  # type: ignore[attr-defined]  # closed and released
 
 
 async def test_a_missing_index_says_how_to_build_it(settings: Settings) -> None:

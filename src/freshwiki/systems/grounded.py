@@ -13,17 +13,16 @@ the default corpus). All are in :meth:`GroundedSystem.describe`, so changing one
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from freshwiki.benchmarks import Output, Task
 from freshwiki.chat import ChatEngine, ChatMessage, GroundedChat
-from freshwiki.errors import FreshwikiError
 from freshwiki.llm import LLM, Usage
-from freshwiki.retrieval import HybridIndex, open_search_index, resolve_index_name
+from freshwiki.retrieval import resolve_index_name
 from freshwiki.systems._base import System, SystemSetupError, read_options, register_system
+from freshwiki.systems._index import LazyIndex
 
 if TYPE_CHECKING:
     from freshwiki.config import Settings
@@ -57,27 +56,19 @@ class GroundedSystem:
         self.mode = mode
         self.k = k
         self.index_name = index_name
-        self._settings = settings
         self._engine = engine
-        self._index: HybridIndex | None = None
-        self._lock = asyncio.Lock()
+        self._index = LazyIndex("grounded", settings, index_name)
 
     def describe(self) -> Mapping[str, Any]:
         """Mode, k and index: what decides the pipeline's evidence and calls."""
         return {"mode": self.mode, "k": self.k, "index": self.index_name}
 
     async def _loaded(self) -> ChatEngine:
-        async with self._lock:
-            if self._engine is None:
-                try:
-                    self._index = await asyncio.to_thread(
-                        open_search_index, self._settings, self.index_name)
-                except FreshwikiError as exc:
-                    raise SystemSetupError(f"system 'grounded': {exc.message}",
-                                           hint=exc.hint) from exc
-                self._engine = GroundedChat(self.llm, self._index, mode=self.mode,  # type: ignore[arg-type]
-                                            k=self.k)
-            return self._engine
+        if self._engine is None:
+            index = await self._index.get()
+            self._engine = self._engine or GroundedChat(
+                self.llm, index, mode=self.mode, k=self.k)  # type: ignore[arg-type]
+        return self._engine
 
     async def respond(self, task: Task) -> Output:
         """One chat turn on ``task.query``; the reply's citations and trace go to the output."""
@@ -101,9 +92,7 @@ class GroundedSystem:
 
     async def aclose(self) -> None:
         """Close the index if this system opened it."""
-        if self._index is not None:
-            self._index.close()
-            self._index = None
+        self._index.close()
 
 
 @register_system("grounded")

@@ -26,11 +26,11 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from freshwiki.benchmarks import Output, Task
-from freshwiki.errors import FreshwikiError
 from freshwiki.llm import LLM, Message
 from freshwiki.prompting import render_prompt
-from freshwiki.retrieval import HybridIndex, SearchHit, open_search_index, resolve_index_name
+from freshwiki.retrieval import HybridIndex, SearchHit, resolve_index_name
 from freshwiki.systems._base import System, SystemSetupError, read_options, register_system
+from freshwiki.systems._index import LazyIndex
 
 if TYPE_CHECKING:
     from freshwiki.config import Settings
@@ -102,35 +102,16 @@ class RagSystem:
         self.k = k
         self.index_name = index_name
         self.time_intent = time_intent
-        self._settings = settings
-        self._index = index
-        self._owns_index = index is None
-        self._lock = asyncio.Lock()
+        self._index = LazyIndex("rag", settings, index_name, index)
 
     def describe(self) -> Mapping[str, Any]:
         """k, index name and time intent: what decides which passages the model sees."""
         return {"k": self.k, "index": self.index_name, "time": self.time_intent}
 
-    async def _loaded(self) -> HybridIndex:
-        """The index, loaded on first use; concurrent first tasks wait for one load."""
-        async with self._lock:
-            if self._index is None:
-                try:
-                    self._index = await asyncio.to_thread(
-                        open_search_index, self._settings, self.index_name)
-                except FreshwikiError as exc:
-                    raise SystemSetupError(
-                        f"system 'rag': no index {self.index_name!r} ({exc.message})",
-                        hint=f"build it with `freshwiki index build --name {self.index_name}` "
-                        "(after `freshwiki corpus ingest PATH`), or pick another with "
-                        "--option index=NAME.",
-                    ) from exc
-            return self._index
-
     async def respond(self, task: Task) -> Output:
         """Search for ``task.query``, then one chat call with the passages in context."""
         started = time.perf_counter()
-        index = await self._loaded()
+        index = await self._index.get()
         hits = await asyncio.to_thread(
             index.search, task.query, self.k, time_intent=self.time_intent
         )
@@ -161,9 +142,7 @@ class RagSystem:
 
     async def aclose(self) -> None:
         """Close the index if this system loaded it."""
-        if self._index is not None and self._owns_index:
-            self._index.close()
-            self._index = None
+        self._index.close()
 
 
 @register_system("rag")
