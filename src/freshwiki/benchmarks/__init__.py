@@ -7,8 +7,10 @@ here; systems (``freshwiki.systems``) turn the rendered :class:`Task` into an :c
 from freshwiki.benchmarks._base import (
     Benchmark,
     BenchmarkFactory,
+    Dialogue,
     Document,
     Output,
+    Respond,
     Sample,
     Score,
     Scorer,
@@ -27,8 +29,10 @@ from freshwiki.benchmarks._base import (
 __all__ = [
     "Benchmark",
     "BenchmarkFactory",
+    "Dialogue",
     "Document",
     "Output",
+    "Respond",
     "Sample",
     "Score",
     "Scorer",

@@ -11,7 +11,7 @@ benchmark) must read a system's output without importing the systems layer.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -152,6 +152,33 @@ class Benchmark(Protocol):
         ...
 
 
+Respond = Callable[[Task], Awaitable[Output]]
+"""A system's :meth:`~freshwiki.systems.System.respond`, as a dialogue benchmark calls it."""
+
+
+@runtime_checkable
+class Dialogue(Protocol):
+    """A benchmark whose items are conversations, driven turn by turn by a simulated user.
+
+    A single-turn benchmark hands the runner one :class:`Task` per item; a dialogue cannot,
+    because each user turn depends on the system's previous reply. So the runner gives the
+    dialogue the system's ``respond`` and a model to play the user, and the dialogue returns
+    one :class:`Output` for the whole conversation (its turns in ``trace["turns"]``), which is
+    committed and scored like any other output. Systems need no change: every turn is an
+    ordinary task whose messages are the conversation so far.
+
+    Attributes:
+        simulator_spec: Model spec of the simulated user; ``None`` means the system's model.
+            It is part of the run identity (through the model's weights hash).
+    """
+
+    simulator_spec: str | None
+
+    async def converse(self, task: Task, respond: Respond, simulator: LLM) -> Output:
+        """Hold the conversation that ``task`` (from :meth:`Benchmark.render`) starts."""
+        ...
+
+
 BenchmarkFactory = Callable[["Settings", Mapping[str, Any]], Benchmark]
 """Builds a benchmark from settings and user options (e.g. a dataset path)."""
 
@@ -241,4 +268,5 @@ def load_scorer(name: str, judge: LLM | None) -> Scorer:
 
 def _load_builtin() -> None:
     """Import the built-in benchmarks so their ``register_benchmark`` decorators run."""
+    import freshwiki.benchmarks.simulated_chat
     import freshwiki.benchmarks.wikicontradict  # noqa: F401

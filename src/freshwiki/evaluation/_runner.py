@@ -66,6 +66,7 @@ from rich.text import Text
 import freshwiki
 from freshwiki.benchmarks import (
     Benchmark,
+    Dialogue,
     Output,
     Sample,
     Scorer,
@@ -179,9 +180,14 @@ def run_identity(
     llm: LLM,
     judge: LLM | None,
     benchmark_options: Mapping[str, Any] | None = None,
+    simulator: LLM | None = None,
 ) -> dict[str, Any]:
-    """Everything that determines a run's outputs (and scores); hashed into its id."""
-    return {
+    """Everything that determines a run's outputs (and scores); hashed into its id.
+
+    The simulated user of a dialogue benchmark is keyed only when there is one, so the ids
+    of single-turn runs are unchanged by its existence.
+    """
+    identity = {
         "benchmark": benchmark.name,
         "benchmark_options": dict(benchmark_options or {}),
         "dataset": dataset_identity(benchmark),
@@ -190,6 +196,9 @@ def run_identity(
         "model": llm_identity(llm),
         "judge": None if judge is None else llm_identity(judge),
     }
+    if simulator is not None:
+        identity["simulator"] = llm_identity(simulator)
+    return identity
 
 
 def make_run_id(identity: Mapping[str, Any]) -> str:
@@ -360,6 +369,7 @@ async def evaluate(
     max_consecutive_failures: int = DEFAULT_MAX_CONSECUTIVE_FAILURES,
     label: str = "",
     console: Console | None = None,
+    simulator: LLM | None = None,
 ) -> RunSummary:
     """Run (or resume) ``system`` on ``benchmark`` and commit every result to ``store``.
 
@@ -380,6 +390,8 @@ async def evaluate(
         max_consecutive_failures: See the module docstring; ``0`` never stops.
         label: Display name for reports (default ``system/model``).
         console: Where to draw the progress bar (``None``: no progress display).
+        simulator: The simulated user's model, required for a
+            :class:`~freshwiki.benchmarks.Dialogue` benchmark (part of its identity).
 
     Raises:
         EvaluationError: bad templates/limit/scorers, or a systemic failure.
@@ -395,7 +407,12 @@ async def evaluate(
     if width < 1:
         raise EvaluationError(f"--concurrency must be at least 1, got {width}")
 
-    identity = run_identity(benchmark, system, llm, judge, benchmark_options)
+    dialogue = benchmark if isinstance(benchmark, Dialogue) else None
+    if dialogue is not None and simulator is None:
+        raise EvaluationError(f"benchmark {benchmark.name!r} is a dialogue and needs a "
+                              "simulated user's model", hint="pass simulator=LLM.")
+    identity = run_identity(benchmark, system, llm, judge, benchmark_options,
+                            simulator if dialogue is not None else None)
     run_id = make_run_id(identity)
     config = {
         **identity,
@@ -409,6 +426,8 @@ async def evaluate(
     hashes = {"model": llm.backend.model_id}
     if judge is not None:
         hashes["judge"] = judge.backend.model_id
+    if dialogue is not None and simulator is not None:
+        hashes["simulator"] = simulator.backend.model_id
     store.open_run(RunInfo(
         run_id=run_id, benchmark=benchmark.name, system=system.name, model=model_spec,
         config=config, code_version=code_version(), model_hashes=hashes,
@@ -454,7 +473,10 @@ async def evaluate(
             assert output is not None  # committed outputs are never deleted
         else:
             try:
-                answer = await system.respond(task)
+                if dialogue is not None and simulator is not None:
+                    answer = await dialogue.converse(task, system.respond, simulator)
+                else:
+                    answer = await system.respond(task)
             except SystemSetupError:
                 raise
             except Exception as exc:
@@ -623,11 +645,25 @@ async def run_evaluation(
         judge_spec = None
     llm = open_llm(model_spec, settings=settings, cache=cache)
     judge_llm: LLM | None = None
+    simulator: LLM | None = None
+    opened: list[LLM] = []
+
+    def reuse_or_open(spec: str) -> LLM:
+        # The same model in two roles shares one client, so one semaphore bounds both roles
+        # (and a local model is loaded once).
+        for spec_given, client in ((model_spec, llm), (judge_spec, judge_llm)):
+            if client is not None and spec == spec_given:
+                return client
+        client = open_llm(spec, settings=settings, cache=cache)
+        opened.append(client)
+        return client
+
+    chosen: list[Scorer] = []
     try:
         if judge_spec is not None:
-            # The same model as judge shares the client, so one semaphore bounds both roles.
-            judge_llm = llm if judge_spec == model_spec else open_llm(
-                judge_spec, settings=settings, cache=cache)
+            judge_llm = reuse_or_open(judge_spec)
+        if isinstance(bench, Dialogue):
+            simulator = reuse_or_open(bench.simulator_spec or model_spec)
         chosen = ([load_scorer(name, judge_llm) for name in scorers] if scorers
                   else list(bench.scorers(judge_llm)))
         sut = load_system(system, llm, settings, options)
@@ -638,11 +674,15 @@ async def run_evaluation(
                     judge=judge_llm, judge_spec=judge_spec, templates=templates, limit=limit,
                     benchmark_options=benchmark_options, concurrency=concurrency,
                     max_consecutive_failures=max_consecutive_failures, label=label,
-                    console=console,
+                    console=console, simulator=simulator,
                 )
         finally:
             await sut.aclose()
     finally:
+        for holder in (*chosen, bench):
+            close = getattr(holder, "aclose", None)
+            if callable(close):
+                await close()
         await llm.aclose()
-        if judge_llm is not None and judge_llm is not llm:
-            await judge_llm.aclose()
+        for client in opened:
+            await client.aclose()

@@ -46,6 +46,7 @@ from freshwiki.retrieval._hybrid import (
     SearchHit,
     default_index_dir,
 )
+from freshwiki.retrieval._lazy import LazyIndex
 from freshwiki.retrieval._time import TimeIntent, rerank_order, time_scores
 
 __all__ = [
@@ -63,6 +64,7 @@ __all__ = [
     "HybridIndex",
     "IndexConfig",
     "IndexNotFoundError",
+    "LazyIndex",
     "Method",
     "Progress",
     "RetrievalError",

@@ -133,5 +133,6 @@ def load_system(
 
 def _load_builtin() -> None:
     """Import the built-in systems so their ``register_system`` decorators run."""
+    import freshwiki.systems.grounded
     import freshwiki.systems.rag
     import freshwiki.systems.vanilla  # noqa: F401

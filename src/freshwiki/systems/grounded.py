@@ -1,6 +1,7 @@
 """The grounded system: the chat pipeline (``freshwiki.chat.GroundedChat``) as a system under test.
 
-Each task's bare question (``task.query``) is sent as a one-turn conversation: the pipeline does
+Each task's bare question (``task.query``) is sent as a one-turn conversation (a dialogue
+benchmark's task sends the conversation so far, see :func:`conversation_of`): the pipeline does
 its own retrieval, drafting, claim verification and citing, so the benchmark's rendered prompt
 (and any passages a template would show) is deliberately not passed on — this measures what the
 chatbot says from the corpus, next to ``vanilla`` (model alone) and ``rag`` (retrieve, then
@@ -28,6 +29,22 @@ if TYPE_CHECKING:
     from freshwiki.config import Settings
 
 DEFAULTS: Mapping[str, Any] = {"mode": "fast", "k": 5, "index": "main"}
+
+
+def conversation_of(task: Task) -> list[ChatMessage]:
+    """The chat history a task carries: its user and assistant turns, ending with the user's.
+
+    A single-turn benchmark's task becomes one user message, its bare question (the rendered
+    prompt's instructions and passages are not the user's words); a dialogue's task (the
+    messages so far, ending with the simulated user's) keeps every turn, so the pipeline
+    resolves follow-ups against the conversation as it does in chat.
+    """
+    turns = [ChatMessage("user" if m.role == "user" else "assistant", m.content)
+             for m in task.messages if m.role in ("user", "assistant")]
+    if len(turns) > 1 and turns[-1].role == "user":
+        turns[-1] = ChatMessage("user", task.query or turns[-1].content)
+        return turns
+    return [ChatMessage("user", task.query)]
 
 
 class GroundedSystem:
@@ -74,7 +91,7 @@ class GroundedSystem:
         """One chat turn on ``task.query``; the reply's citations and trace go to the output."""
         started = time.perf_counter()
         engine = await self._loaded()
-        reply = await engine.respond([ChatMessage("user", task.query)])
+        reply = await engine.respond(conversation_of(task))
         trace = reply.trace
         usage = Usage(prompt_tokens=trace.prompt_tokens,
                       completion_tokens=trace.completion_tokens,
