@@ -7,6 +7,7 @@ import datetime as dt
 import hashlib
 import json
 from collections.abc import Iterator, Mapping, Sequence
+from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -79,9 +80,15 @@ class SimulatedChat:
         self.dataset_hash = digest.hexdigest()
 
     def describe(self) -> Mapping[str, Any]:
-        """Topics folder, turns and evidence index: what decides the conversations' scores."""
+        """Topics, turns, evidence index and prompts: what decides the conversations' scores.
+
+        The prompts' hash is included because the simulated user's and the judge's prompts
+        shape every output and score: editing one starts a new run instead of resuming an old
+        one whose first conversations were held differently.
+        """
         return {"data_dir": str(self.data_dir), "turns": self.turns,
-                "index": self.index.name, "topics": len(self._samples)}
+                "index": self.index.name, "topics": len(self._samples),
+                "prompts": prompts_hash()}
 
     def samples(self) -> Iterator[Sample]:
         """Topics interleaved head, tail, recent (seeded; see ``_topics``)."""
@@ -143,6 +150,16 @@ class SimulatedChat:
     async def aclose(self) -> None:
         """Close the evidence index if factuality opened it."""
         self.index.close()
+
+
+def prompts_hash() -> str:
+    """A short hash of this benchmark's prompt templates (see :meth:`SimulatedChat.describe`)."""
+    digest = hashlib.sha256()
+    folder = resources.files("freshwiki").joinpath(PROMPTS)
+    for item in sorted(folder.iterdir(), key=lambda t: t.name):
+        if item.name.endswith(".j2"):
+            digest.update(item.name.encode() + b"\0" + item.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def _add(a: Usage, b: Usage) -> Usage:
