@@ -237,3 +237,35 @@ def test_deleted_paragraph_accepted(tmp_path: Path) -> None:
     assert edit.edit.kind == "delete"
     assert edit.edit.deleted_text == HISTORY[1]
     assert edit.edit.paragraph_after == ""
+
+
+def test_a_page_restore_that_leaves_the_edits_section_alone_does_not_reject_it(
+    tmp_path: Path,
+) -> None:
+    # 103 removes vandalism from Uses. 104 restores the text of 100, which undoes Bob's
+    # History edit but leaves Uses exactly as 103 left it: 103 stays accepted (its paragraph is
+    # unchanged for the N = 2 later edits 104, 105), and is not "reverted by 104".
+    from freshwiki.changes.edits import label_history
+    from tests.changes.edits.histories import Rev, article, write_history
+
+    a = "The first widget factory opened in Leeds in 1901 and employed forty workers at first."
+    b = "Widgets hold the moving parts of clocks, looms and printing presses in their place."
+    x = " In 1923 a fire destroyed the original factory, which was rebuilt within a year."
+    junk = " asdfghjkl qwertyuiop this page is so boring lol lol lol who even reads this stuff"
+    base = article(sections={"History": [a], "Uses": [b]})
+    with_x = article(sections={"History": [a + x], "Uses": [b]})
+    vandal = article(sections={"History": [a + x], "Uses": [b + junk]})
+    revs = [Rev(base), Rev(with_x, user="Bob"), Rev(vandal, user=None, ip="192.0.2.7"),
+            Rev(with_x, user="Carol", comment="rv vandalism"),
+            Rev(base, user="Dave", comment="rv to last good version"),
+            Rev(base + "\n\n[[Category:A]]"), Rev(base + "\n\n[[Category:B]]"),
+            Rev(base + "\n\n[[Category:C]]")]
+    path = write_history(tmp_path / "h.xml", revs)
+    outcomes = {o.edit.revision_id: o for o in label_history([path])
+                if isinstance(o, LabelledEdit)}
+    rollback = [o for o in outcomes.values() if o.edit.comment == "rv vandalism"]
+    assert len(rollback) == 1 and rollback[0].label == "accepted"
+    # Bob's edit was already decided at 103 (History unchanged for 102 and 103), before 104.
+    bob = [o for o in outcomes.values() if "fire destroyed" in o.edit.added_text]
+    assert len(bob) == 1 and (bob[0].label, bob[0].decided_at) == ("accepted", 103)
+    assert rollback[0].reverting_revision_id is None and rollback[0].signals == ()

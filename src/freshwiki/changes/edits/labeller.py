@@ -220,7 +220,11 @@ class _Pending:
             self.stable += 1
             return self._decide("rejected", revision.id)
         since = position - self.position
-        identity = since <= options.revert_window and view.digest in self.before_digests
+        # A whole-page restore of an earlier text reverts *this* edit only if it undoes some
+        # of this edit's own change: restoring a text from before it can leave its section
+        # exactly as it left it (a later rollback of something else).
+        identity = (since <= options.revert_window and view.digest in self.before_digests
+                    and undone > 0)
         comment = is_revert_comment(revision.comment)
         threshold = options.undo_threshold_with_comment if comment else options.undo_threshold
         if identity or undone >= threshold:
