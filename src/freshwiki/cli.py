@@ -24,6 +24,11 @@ from rich.progress import (
 from rich.table import Table
 
 from freshwiki import __version__
+from freshwiki.cli_changes import changes_app
+from freshwiki.cli_edits import edits_app
+from freshwiki.cli_growover import growover_app
+from freshwiki.cli_growover_gate import register as register_gate_commands
+from freshwiki.cli_notes import notes_app
 from freshwiki.config import ResolvedSettings, describe, load_settings
 from freshwiki.errors import FreshwikiError
 
@@ -52,6 +57,12 @@ app.add_typer(index_app, name="index")
 chat_app = typer.Typer(help="Grounded chat with the corpus. Without a command: the REPL "
                        "(streamed, cited, claims checked; /help inside).")
 app.add_typer(chat_app, name="chat")
+# Command groups kept in their own modules (they read this module's state inside commands).
+app.add_typer(changes_app, name="changes")
+app.add_typer(edits_app, name="edits")
+register_gate_commands(growover_app)
+app.add_typer(growover_app, name="growover")
+app.add_typer(notes_app, name="notes")
 
 ATTRIBUTION = "Text from Wikipedia, CC BY-SA 4.0."
 

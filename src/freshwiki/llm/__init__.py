@@ -19,18 +19,29 @@ from freshwiki.llm._errors import (
     ScriptExhaustedError,
     TransientBackendError,
 )
+from freshwiki.llm._features import (
+    LOGPROB_FEATURES,
+    FeatureBackend,
+    FeatureVector,
+    TokenLogprob,
+    hashed_features,
+    logprob_summary,
+)
 from freshwiki.llm._json import looks_like_refusal
 from freshwiki.llm._registry import backend_kinds, build_backend, open_llm, register_backend
 from freshwiki.llm._types import Completion, GenerationParams, LLMResult, Message, Usage
 
 __all__ = [
     "LLM",
+    "LOGPROB_FEATURES",
     "Backend",
     "CallLog",
     "CallRecord",
     "CallSummary",
     "ChatStream",
     "Completion",
+    "FeatureBackend",
+    "FeatureVector",
     "GenerationParams",
     "LLMError",
     "LLMOutputError",
@@ -43,10 +54,13 @@ __all__ = [
     "ResponseCache",
     "RetryPolicy",
     "ScriptExhaustedError",
+    "TokenLogprob",
     "TransientBackendError",
     "Usage",
     "backend_kinds",
     "build_backend",
+    "hashed_features",
+    "logprob_summary",
     "looks_like_refusal",
     "open_llm",
     "register_backend",

@@ -23,9 +23,11 @@ from freshwiki.llm._errors import (
     LLMError,
     LLMOutputError,
     LLMRefusalError,
+    LLMRequestError,
     LLMUnavailableError,
     TransientBackendError,
 )
+from freshwiki.llm._features import FeatureBackend, FeatureVector
 from freshwiki.llm._json import JSONOutputInvalid, looks_like_refusal, parse_json_output
 from freshwiki.llm._types import Completion, GenerationParams, LLMResult, Message, Usage
 from freshwiki.prompting import render_prompt
@@ -189,6 +191,54 @@ class LLM:
             max_tokens=max_tokens, temperature=temperature, top_p=top_p, seed=seed, stop=tuple(stop)
         )
         return ChatStream(self, list(messages), params, use_cache, tag)
+
+    @property
+    def feature_kind(self) -> str | None:
+        """The kind of answer features the backend computes; ``None`` when it cannot."""
+        backend = self.backend
+        return backend.feature_kind if isinstance(backend, FeatureBackend) else None
+
+    async def features(
+        self, messages: Sequence[Message], answer: str, *, tag: str | None = None
+    ) -> FeatureVector:
+        """Certainty features of ``answer`` as the reply to ``messages`` (see ``_features``).
+
+        Not cached: local hidden states are cheap next to generation, and HTTP logprobs come
+        from a fresh generation the response cache does not hold. Transient failures are
+        retried like :meth:`chat`.
+
+        Raises:
+            LLMRequestError: the backend cannot compute features (e.g. ``scripted`` without
+                them, or a server that returns no logprobs).
+            LLMUnavailableError: transient failures outlasted the retries or the timeout.
+        """
+        backend = self.backend
+        if not isinstance(backend, FeatureBackend):
+            raise LLMRequestError(
+                "this backend cannot compute answer features",
+                backend=backend.name,
+                model=backend.model_id,
+                hint="use a local: model (hidden states) or an OpenAI-compatible server that "
+                "returns logprobs (openai:...).",
+            )
+        started = time.perf_counter()
+        attempts = 0
+        label = f"{tag}:features" if tag else "features"
+
+        async def attempt() -> FeatureVector:
+            nonlocal attempts
+            attempts += 1
+            async with self._semaphore:
+                return await backend.answer_features(list(messages), answer)
+
+        try:
+            vector = await self._with_retries(attempt)
+        except LLMError as exc:
+            self._log(Usage(), time.perf_counter() - started, False, attempts,
+                      type(exc).__name__, label)
+            raise
+        self._log(Usage(), time.perf_counter() - started, False, attempts, None, label)
+        return vector
 
     async def aclose(self) -> None:
         """Release the backend's resources."""

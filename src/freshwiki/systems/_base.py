@@ -135,4 +135,6 @@ def _load_builtin() -> None:
     """Import the built-in systems so their ``register_system`` decorators run."""
     import freshwiki.systems.grounded
     import freshwiki.systems.rag
+    import freshwiki.systems.ralm
+    import freshwiki.systems.rilm
     import freshwiki.systems.vanilla  # noqa: F401

@@ -8,6 +8,14 @@ Prompt prefixes are reused two ways: llama-cpp-python keeps the KV cache of the 
 and evaluates only the part of the new prompt that differs, and a RAM prompt cache keeps the
 states of earlier calls so interleaved prompts (few-shot templates shared across a benchmark)
 also skip their shared prefix.
+
+Answer features (:meth:`LocalBackend.answer_features`) are the final hidden state at the last
+token of prompt + answer. They come from a second llama.cpp context over the same GGUF file,
+created with ``embedding=True`` and last-token pooling the first time features are asked for:
+an embedding context marks every token as an output and has no sampler state to share, so
+switching the generation context back and forth would throw away its KV and prompt caches.
+The weights are memory-mapped, so the second context costs its KV cache, not another copy of
+the model.
 """
 
 from __future__ import annotations
@@ -21,10 +29,12 @@ from typing import Any
 
 from freshwiki.llm import models
 from freshwiki.llm._errors import LLMRequestError, ModelError
+from freshwiki.llm._features import FeatureVector
 from freshwiki.llm._types import Completion, GenerationParams, Message, Usage
 
 _LOADED: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
 _LOADED_LOCK = threading.Lock()
+_FEATURE_LOADED: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
 PROMPT_CACHE_BYTES = 1 << 30
 
 
@@ -80,6 +90,124 @@ def load_llama(path: Path, n_ctx: int, n_threads: int) -> tuple[Any, threading.L
         return entry
 
 
+def load_feature_llama(path: Path, n_ctx: int, n_threads: int) -> tuple[Any, threading.Lock]:
+    """Load (or reuse) the hidden-state context of a model: embeddings, last-token pooling.
+
+    ``n_batch`` and ``n_ubatch`` equal ``n_ctx`` so a whole prompt + answer is decoded as one
+    sequence in one batch (``llama_decode`` refuses a batch larger than ``n_batch``).
+    """
+    key = (str(path), n_ctx, n_threads)
+    with _LOADED_LOCK:
+        if key in _FEATURE_LOADED:
+            return _FEATURE_LOADED[key]
+        import llama_cpp
+
+        try:
+            llama = llama_cpp.Llama(
+                model_path=str(path),
+                n_ctx=n_ctx,
+                n_batch=n_ctx,
+                n_ubatch=n_ctx,
+                n_threads=n_threads or os.cpu_count() or 1,
+                embedding=True,
+                pooling_type=llama_cpp.LLAMA_POOLING_TYPE_LAST,
+                verbose=False,
+            )
+        except (ValueError, RuntimeError) as exc:
+            raise ModelError(
+                f"llama.cpp could not load {path} for hidden-state features: {exc}",
+                backend="local",
+                model=path.name,
+                hint="the file may be truncated or not a supported GGUF; re-install it "
+                "(`freshwiki models install NAME --force`).",
+            ) from exc
+        entry = (llama, threading.Lock())
+        _FEATURE_LOADED[key] = entry
+        return entry
+
+
+class _PromptCaptured(Exception):
+    """Raised by :class:`_CapturePrompt` to stop a chat handler once it has the prompt."""
+
+    def __init__(self, prompt: Any) -> None:
+        super().__init__("prompt captured")
+        self.prompt = prompt
+
+
+class _CapturePrompt:
+    """Stands in for a ``Llama`` in its own chat handler, to get the prompt tokens it builds.
+
+    ``create_chat_completion`` formats messages with the model's chat handler (the GGUF's
+    Jinja template, or a named format), tokenizes the result (special tokens parsed, BOS as the
+    template dictates) and passes the token list to ``create_completion``. Running the same
+    handler with this proxy and stopping at ``create_completion`` gives exactly the tokens
+    generation evaluates, without re-implementing any template logic.
+    """
+
+    def __init__(self, llama: Any) -> None:
+        self._llama = llama
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._llama, name)
+
+    def create_completion(self, *, prompt: Any, **_: Any) -> Any:
+        raise _PromptCaptured(prompt)
+
+
+def chat_prompt_tokens(llama: Any, messages: Sequence[Message]) -> list[int]:
+    """The tokens ``llama.create_chat_completion(messages)`` evaluates before generating."""
+    import llama_cpp.llama_chat_format as chat_format
+
+    handler: Any = (
+        llama.chat_handler
+        or llama._chat_handlers.get(llama.chat_format)
+        or chat_format.get_chat_completion_handler(llama.chat_format)
+    )
+    try:
+        handler(llama=_CapturePrompt(llama), messages=[m.to_dict() for m in messages])
+    except _PromptCaptured as captured:
+        prompt = captured.prompt
+    else:  # pragma: no cover - a handler that never calls create_completion
+        raise AssertionError("chat handler returned without building a prompt")
+    if isinstance(prompt, str):  # handlers may pass text; tokenize it as create_completion does
+        return list(llama.tokenize(prompt.encode("utf-8"), add_bos=True, special=True))
+    return [int(t) for t in prompt]
+
+
+def last_hidden_state(llama: Any, tokens: Sequence[int]) -> list[float]:
+    """Decode ``tokens`` as one sequence and return the pooled (last-token) hidden state.
+
+    Uses the C API rather than ``Llama.embed``: ``embed`` takes text, tokenizes it without
+    parsing special tokens (so a chat template's ``<|im_start|>`` would become ordinary text)
+    and silently truncates to ``n_batch`` tokens, which would move the "last" token.
+    """
+    import llama_cpp
+
+    n = len(tokens)
+    ctx = llama.ctx
+    llama_cpp.llama_memory_clear(llama_cpp.llama_get_memory(ctx), True)
+    batch = llama_cpp.llama_batch_init(n, 0, 1)
+    try:
+        for i, token in enumerate(tokens):
+            batch.token[i] = token
+            batch.pos[i] = i
+            batch.n_seq_id[i] = 1
+            batch.seq_id[i][0] = 0
+            # Embedding mode outputs every token anyway; saying so avoids a warning per call.
+            batch.logits[i] = True
+        batch.n_tokens = n
+        code = llama_cpp.llama_decode(ctx, batch)
+        if code != 0:
+            raise RuntimeError(f"llama_decode returned {code}")
+        pointer = llama_cpp.llama_get_embeddings_seq(ctx, 0)
+        if not pointer:
+            raise RuntimeError("llama.cpp returned no pooled embedding")
+        return [float(x) for x in pointer[: llama.n_embd()]]
+    finally:
+        llama_cpp.llama_batch_free(batch)
+        llama_cpp.llama_memory_clear(llama_cpp.llama_get_memory(ctx), True)
+
+
 def _count_evaluations(llama: Any) -> None:
     """Record the size of every ``eval`` batch, to tell how much of a prompt was reused.
 
@@ -127,6 +255,7 @@ class LocalBackend:
     name = "local"
     retries_bounded_by_timeout = False
     default_concurrency = 1
+    feature_kind = "hidden-state"
 
     def __init__(
         self, name_or_path: str, *, models_dir: Path, n_ctx: int = 4096, n_threads: int = 0
@@ -240,6 +369,44 @@ class LocalBackend:
                     raise value
         finally:
             cancelled.set()
+
+    async def answer_features(self, messages: Sequence[Message], answer: str) -> FeatureVector:
+        """The last-token hidden state of prompt + answer, computed in a worker thread."""
+        return await asyncio.to_thread(self._hidden_state, messages, answer)
+
+    def _hidden_state(self, messages: Sequence[Message], answer: str) -> FeatureVector:
+        llama, lock = load_feature_llama(self.path, self.n_ctx, self.n_threads)
+        with lock:
+            prompt = chat_prompt_tokens(llama, messages)
+            # The reply as the model produced it: plain text after the generation prompt,
+            # no end-of-turn token (the state that decides whether to stop is the one kept).
+            reply = (
+                list(llama.tokenize(answer.encode("utf-8"), add_bos=False, special=False))
+                if answer else []
+            )
+            tokens = prompt + reply
+            if len(tokens) > self.n_ctx:
+                raise LLMRequestError(
+                    f"prompt + answer is {len(tokens)} tokens, more than the context window "
+                    f"({self.n_ctx})",
+                    backend=self.name,
+                    model=self.model_id,
+                    hint=f"shorten the prompt or raise FRESHWIKI_N_CTX (now {self.n_ctx}).",
+                )
+            try:
+                values = last_hidden_state(llama, tokens)
+            except RuntimeError as exc:
+                raise LLMRequestError(
+                    f"llama.cpp could not compute the hidden state: {exc}",
+                    backend=self.name,
+                    model=self.model_id,
+                ) from exc
+        return FeatureVector(
+            tuple(values),
+            kind=self.feature_kind,
+            model=self.model_id,
+            detail={"prompt_tokens": len(prompt), "answer_tokens": len(reply)},
+        )
 
     async def aclose(self) -> None:
         """Models stay loaded for the process; other clients may share them."""

@@ -8,6 +8,11 @@ Servers disagree on how to ask for schema-constrained JSON: OpenAI, vLLM and Oll
 ``{"type": "json_schema", ...}``; llama-cpp-python's server takes
 ``{"type": "json_object", "schema": ...}``. We try the former and, if the server rejects the
 request, switch to the latter for the rest of this backend's life.
+
+Answer features (:meth:`OpenAICompatibleBackend.answer_features`) are ``logprob-summary``
+vectors: the chat API cannot score a given reply, so the reply is regenerated greedily with
+``logprobs`` and ``top_logprobs`` and summarised. For an answer this model produced greedily
+(every benchmark answer), the regeneration is the same text; the trace says whether it was.
 """
 
 from __future__ import annotations
@@ -19,6 +24,12 @@ from typing import Any
 import openai
 
 from freshwiki.llm._errors import LLMRequestError, TransientBackendError
+from freshwiki.llm._features import (
+    LOGPROB_FEATURES,
+    FeatureVector,
+    TokenLogprob,
+    logprob_summary,
+)
 from freshwiki.llm._types import Completion, GenerationParams, Message, Usage
 
 OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
@@ -29,6 +40,8 @@ class OpenAICompatibleBackend:
 
     name = "openai"
     retries_bounded_by_timeout = True
+    feature_kind = "logprob-summary"
+    top_logprobs = 5
 
     def __init__(
         self,
@@ -160,6 +173,52 @@ class OpenAICompatibleBackend:
         if usage.completion_tokens == 0:
             usage = Usage(prompt_tokens=usage.prompt_tokens, completion_tokens=n_chunks)
         yield Completion(text="".join(parts), finish_reason=finish, usage=usage, model=model)
+
+    async def answer_features(self, messages: Sequence[Message], answer: str) -> FeatureVector:
+        """Regenerate the reply greedily with logprobs and summarise them (``LOGPROB_FEATURES``).
+
+        The generation budget follows the answer's length (about two characters per token,
+        which over-counts for English), so the summary covers the answer's span rather than
+        whatever a model might ramble on to.
+
+        Raises:
+            LLMRequestError: the server returned no logprobs (it does not support them).
+        """
+        budget = max(16, min(1024, len(answer) // 2 + 16))
+        body = self._request(
+            messages, GenerationParams(max_tokens=budget, temperature=0.0), stream=False
+        )
+        body["logprobs"] = True
+        body["top_logprobs"] = self.top_logprobs
+        response = await self._create(body)
+        if not getattr(response, "choices", None):
+            raise TransientBackendError("malformed response: no choices in the body")
+        choice = response.choices[0]
+        content = getattr(getattr(choice, "logprobs", None), "content", None)
+        if content is None:
+            raise LLMRequestError(
+                f"{self.base_url} returned no logprobs",
+                backend=self.name,
+                model=self.model_id,
+                hint="answer features need a server that supports logprobs=true (OpenAI, vLLM, "
+                "llama-cpp-python's server with logits_all); or use a local: model.",
+            )
+        tokens = [
+            TokenLogprob(
+                float(item.logprob),
+                tuple(float(alt.logprob) for alt in (getattr(item, "top_logprobs", None) or ())),
+            )
+            for item in content
+        ]
+        text = choice.message.content or ""
+        return FeatureVector(
+            logprob_summary(tokens),
+            kind=self.feature_kind,
+            model=self.model_id,
+            names=LOGPROB_FEATURES,
+            detail={"scored_text": text, "matches_answer": text.strip() == answer.strip(),
+                    "tokens": len(tokens)},
+        )
 
     def _rejects_json_schema(self, exc: openai.APIStatusError) -> bool:
         """Whether the server refused the ``json_schema`` response format.

@@ -4,6 +4,10 @@ A script is a sequence of steps consumed in order. A step is a reply text, a
 :class:`ScriptedFailure` (``timeout``, ``rate_limit``, ``server_error``, ``connection``,
 ``bad_request``), or a callable that receives the messages and returns text. Every request is
 recorded in :attr:`ScriptedBackend.requests` so tests can assert what was sent.
+
+Answer features (:meth:`ScriptedBackend.answer_features`, kind ``scripted``) come from the
+``features`` callable when one is given, else from a hash of the texts
+(:func:`~freshwiki.llm.hashed_features`); requests go to :attr:`ScriptedBackend.feature_requests`.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from freshwiki.llm._errors import (
     ScriptExhaustedError,
     TransientBackendError,
 )
+from freshwiki.llm._features import FeatureVector, hashed_features
 from freshwiki.llm._types import Completion, GenerationParams, Message, Usage
 
 _TRANSIENT = {
@@ -45,6 +50,8 @@ class ScriptedFailure:
 
 
 Step = str | ScriptedFailure | Callable[[Sequence[Message]], str]
+FeatureFn = Callable[[Sequence[Message], str], Sequence[float]]
+"""Scripted answer features: (messages, answer) -> values."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +67,7 @@ class ScriptedBackend:
 
     name = "scripted"
     retries_bounded_by_timeout = True
+    feature_kind = "scripted"
 
     def __init__(
         self,
@@ -68,8 +76,11 @@ class ScriptedBackend:
         model_id: str = "scripted",
         delay_s: float = 0.0,
         concurrency: int = 4,
+        features: FeatureFn | None = None,
     ) -> None:
         self._steps = list(steps)
+        self._features = features
+        self.feature_requests: list[tuple[tuple[Message, ...], str]] = []
         self.model_id = model_id
         self.delay_s = delay_s
         self.default_concurrency = concurrency
@@ -147,6 +158,15 @@ class ScriptedBackend:
         for i, word in enumerate(text.split(" ")):
             yield word if i == 0 else " " + word
         yield _completion(text, messages, params, self.model_id)
+
+    async def answer_features(self, messages: Sequence[Message], answer: str) -> FeatureVector:
+        """The ``features`` callable's values for (messages, answer), else a hash of them."""
+        self.feature_requests.append((tuple(messages), answer))
+        if self._features is not None:
+            values = tuple(float(v) for v in self._features(messages, answer))
+        else:
+            values = hashed_features(messages, answer)
+        return FeatureVector(values, kind=self.feature_kind, model=self.model_id)
 
     async def aclose(self) -> None:
         """Nothing to release."""

@@ -1,0 +1,488 @@
+#!/usr/bin/env python
+"""Snapshot alignment: freshwiki's aligner against the GrowOVER labelling method.
+
+Run from the repository root::
+
+    FRESHWIKI_N_THREADS=1 .venv/bin/python benchmarks/snapshot_diff.py [--llm-sample 6]
+
+Article pairs (all built at run time from ../shared/data, nothing stored):
+
+- **real**: every consecutive revision pair of the real histories (article-pear.xml,
+  simplewiki-history-sample.xml; redirects and empty versions skipped) and the real 2002 → 2014
+  pair of "Pear" (two dumps);
+- **constructed**: each article of the real enwiki dump slice with ≥ 8 sentences, edited with
+  1-4 seeded realistic edits (rewording, inserted sentence from another article, deletion,
+  number change, negation, merge of two sentences, split of one), with known truth.
+
+Both methods see the same sentences (freshwiki's cleaning and segmentation) and the same
+all-MiniLM-L6-v2 encoder, in the same run.
+
+**Baseline** = GrowOVER's ``label_sentences`` pipeline (dayoon-ko/GrowOVER, tools.py), done
+faithfully: embed every old and every new sentence, full similarity matrix (rounded to 2
+decimals), mutual best ≥ 0.99 → same; between those, every sub-chunk of ≤ 5 consecutive
+sentences joined and embedded, ≥ 0.99 → same; each remaining (old run, new run) chunk: NLI on
+*every* old x new pair, contradiction pairs (both sides' max similarity ≥ 0.6) re-checked in the
+other direction → changed; new sentences with max similarity ≤ 0.7 not entailed → new; a chunk
+with no old run → new; old sentences outside every chunk → deleted. GrowOVER leaves the other
+chunk sentences unlabelled ("NS"); for comparison they count as unchanged (as in freshwiki).
+(GrowOVER's final GPT-4 filter of "changed" is not reproduced.)
+
+**NLI**: the same deterministic stand-in judge for both methods (contradiction = a number
+replaced or a negation flipped with the other words shared; entailment = the new sentence's
+words all in the old one; else neutral), so label agreement measures the alignment machinery,
+not an LLM's mood. Time: the non-LLM part is measured; the LLM part is *projected* as
+(number of NLI calls) x (median latency of a real ``LLMJudge`` call on the local model,
+measured on ``--llm-sample`` real ambiguous pairs in this run). Both numbers are printed.
+
+Throughput is in sentence pairs per second: a pair of versions with n old and m new
+sentences is n x m sentence pairs (the space both methods decide over).
+Results go to ``benchmarks/results/snapshot_diff.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import random
+import re
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from freshwiki.changes.snapshots import (
+    Aligner,
+    LLMJudge,
+    Relation,
+    Snapshot,
+    SnapshotSentence,
+    snapshot_of,
+)
+from freshwiki.changes.snapshots._text import negation_flipped, numbers_replaced
+from freshwiki.corpus import iter_latest, iter_revisions
+from freshwiki.retrieval._embed import Embedder
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data" / "wikipedia"
+RESULTS = ROOT / "benchmarks" / "results" / "snapshot_diff.json"
+_LETTERS = re.compile(r"[^\W\d_]+")
+
+
+# -- the shared NLI stand-in -----------------------------------------------------------------
+
+def stand_in_relation(old: str, new: str) -> Relation:
+    if numbers_replaced(old, new) or negation_flipped(old, new):
+        return "contradiction"
+    if set(_LETTERS.findall(new.casefold())) <= set(_LETTERS.findall(old.casefold())):
+        return "entailment"
+    return "neutral"
+
+
+class CountingJudge:
+    """The stand-in NLI behind freshwiki's Judge protocol, counting calls."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.pairs: list[tuple[str, str, str]] = []
+
+    async def relations(self, pairs: Sequence[tuple[str, str]], *,
+                        title: str = "") -> list[Relation | None]:
+        self.calls += len(pairs)
+        self.pairs.extend((title, o, n) for o, n in pairs)
+        return [stand_in_relation(o, n) for o, n in pairs]
+
+
+# -- the GrowOVER baseline -----------------------------------------------------------------------
+
+@dataclass
+class BaselineResult:
+    new_labels: list[str]
+    old_labels: list[str]
+    nli_calls: int = 0
+    embedded: int = 0
+
+
+def growover_baseline(old: Sequence[str], new: Sequence[str], embedder: Embedder,
+                      nli_counter: list[int]) -> BaselineResult:
+    """GrowOVER's label_not_same + label_new_and_changed on one article pair (see docstring)."""
+    vecs = embedder.encode([*old, *new])
+    embedded = len(old) + len(new)
+    ov, nv = vecs[:len(old)], vecs[len(old):]
+    sim = np.round(ov @ nv.T, 2)  # old x new
+    new_match: list[Any] = [-1] * len(new)
+    old_match: list[Any] = [-1] * len(old)
+    new_lab: list[str] = ["0"] * len(new)
+    old_lab: list[str] = ["0"] * len(old)
+    best_old = sim.argmax(0)
+    best_new = sim.argmax(1)
+    for j in range(len(new)):
+        i = int(best_old[j])
+        if sim[i, j] >= 0.99 and int(best_new[i]) == j:
+            new_match[j], old_match[i] = i, j
+            new_lab[j] = old_lab[i] = "S"
+
+    def chunks() -> list[tuple[tuple[int, int], tuple[int, int]]]:
+        out = []
+        j = 0
+        while j < len(new):
+            if new_lab[j] != "0":
+                j += 1
+                continue
+            start = j
+            while j < len(new) and new_lab[j] == "0":
+                j += 1
+            prev = [m for m in new_match[:start] if m != -1]
+            nxt = [m for m in new_match[j:] if m != -1]
+            o_start = (max(_hi(m) for m in prev) + 1) if prev else 0
+            o_end = min(_lo(m) for m in nxt) if nxt else len(old)
+            out.append(((o_start, max(o_start, o_end)), (start, j)))
+        return out
+
+    # Same paragraphs: every sub-chunk (<= 5 sentences) of each unlabelled chunk, joined.
+    for (os_, oe), (ns, ne) in chunks():
+        if os_ >= oe:
+            continue
+        sub_o = [(a, b) for a in range(os_, oe) for b in range(a + 1, min(oe, a + 5) + 1)]
+        sub_n = [(a, b) for a in range(ns, ne) for b in range(a + 1, min(ne, a + 5) + 1)]
+        texts_o = [" ".join(old[a:b]) for a, b in sub_o]
+        texts_n = [" ".join(new[a:b]) for a, b in sub_n]
+        v = embedder.encode([*texts_o, *texts_n])
+        embedded += len(texts_o) + len(texts_n)
+        s = np.round(v[:len(texts_o)] @ v[len(texts_o):].T, 2)
+        for r, c in sorted(zip(*np.where(s >= 0.99), strict=True),
+                           key=lambda rc: -s[rc[0], rc[1]]):
+            (a, b), (c0, c1) = sub_o[int(r)], sub_n[int(c)]
+            for i in range(a, b):
+                old_lab[i] = "S"
+                old_match[i] = (c0, c1)
+            for j in range(c0, c1):
+                new_lab[j] = "S"
+                new_match[j] = (a, b)
+    # New and changed, per remaining chunk.
+    calls = 0
+    for (os_, oe), (ns, ne) in chunks():
+        olds, news = list(range(os_, oe)), list(range(ns, ne))
+        if not olds:
+            for j in news:
+                new_lab[j] = "N"
+            continue
+        for i in olds:
+            old_lab[i] = "NS" if old_lab[i] == "0" else old_lab[i]
+        rel = {(i, j): stand_in_relation(old[i], new[j]) for i in olds for j in news}
+        calls += len(rel)
+        sub = sim[np.ix_(olds, news)]
+        ok_old = {olds[k] for k in np.where(sub.max(1) >= 0.6)[0]}
+        ok_new = {news[k] for k in np.where(sub.max(0) >= 0.6)[0]}
+        cand = [(i, j) for (i, j), r in rel.items()
+                if r == "contradiction" and i in ok_old and j in ok_new]
+        c_old, c_new = {i for i, _ in cand}, {j for _, j in cand}
+        back = {(i, j): stand_in_relation(new[j], old[i]) for i in c_old for j in c_new}
+        calls += len(back)
+        changed = {(i, j) for (i, j), r in back.items() if r == "contradiction"}
+        entailed = {j for (_, j), r in rel.items() if r == "entailment"}
+        for i, j in changed:
+            new_lab[j] = "C"
+            old_lab[i] = "C"
+        for k, j in enumerate(news):
+            if new_lab[j] == "0" and sub[:, k].max() <= 0.7 and j not in entailed:
+                new_lab[j] = "N"
+    nli_counter[0] += calls
+    new_out = {"S": "unchanged", "C": "changed", "N": "new"}
+    old_out = {"S": "unchanged", "C": "changed", "0": "deleted"}
+    return BaselineResult(
+        [new_out.get(x, "unchanged") for x in new_lab],   # NS -> unchanged (see docstring)
+        [old_out.get(x, "unlabelled") for x in old_lab],
+        calls, embedded)
+
+
+def _lo(m: Any) -> int:
+    return int(m[0]) if isinstance(m, tuple) else int(m)
+
+
+def _hi(m: Any) -> int:
+    return int(m[1]) - 1 if isinstance(m, tuple) else int(m)
+
+
+# -- article pairs -----------------------------------------------------------------------------
+
+def make_snapshot(texts: Sequence[str], page_id: int, title: str, rev: int) -> Snapshot:
+    import datetime as dt
+
+    return Snapshot(page_id, title, rev, dt.datetime(2024, 1, 1, tzinfo=dt.UTC),
+                    tuple(SnapshotSentence(t, k, (), 0, 0, len(t)) for k, t in enumerate(texts)),
+                    tuple(texts))
+
+
+@dataclass
+class Pair:
+    kind: str
+    old: Snapshot
+    new: Snapshot
+    truth_new: list[str] | None = None
+    truth_old: list[str] | None = None
+    edits: list[str] = field(default_factory=list)
+
+
+def real_pairs() -> list[Pair]:
+    """Consecutive revisions of the real histories, and Pear 2002 -> 2014 across two dumps."""
+    pairs: list[Pair] = []
+    for name, ns in (("article-pear.xml", {0}), ("simplewiki-history-sample.xml", None)):
+        previous: Snapshot | None = None
+        for rev in iter_revisions(DATA / "histories" / name, namespaces=ns):
+            snap = snapshot_of(rev)
+            usable = bool(snap.sentences) and snap.redirect is None
+            if previous is not None and usable and previous.page_id == snap.page_id:
+                pairs.append(Pair("real", previous, snap))
+            previous = snap if usable else None
+    old = snapshot_of(next(iter_latest(DATA / "histories/article-pear.xml")))
+    new = snapshot_of(next(iter_latest(DATA / "histories/article-pear-0.10.xml")))
+    pairs.append(Pair("real", old, new))
+    return pairs
+
+
+_NUM = re.compile(r"\d+")
+
+
+def edit_article(texts: list[str], donors: list[str], rng: random.Random
+                 ) -> tuple[list[str], list[str], list[str], list[str]]:
+    """Apply 1-4 edits; returns new texts, truth per new sentence, truth per old, edit names."""
+    items: list[tuple[str, str, list[int]]] = [(t, "unchanged", [i]) for i, t in enumerate(texts)]
+    deleted: set[int] = set()
+    done: list[str] = []
+    ops = ["reword", "insert", "delete", "number", "negate", "merge", "split"]
+    touched: set[int] = set()
+    for _ in range(rng.randint(1, 4)):
+        op = rng.choice(ops)
+        free = [k for k, (_, lab, src) in enumerate(items)
+                if lab == "unchanged" and len(src) == 1 and src[0] not in touched]
+        if not free:
+            break
+        k = rng.choice(free)
+        text, _, src = items[k]
+        if op == "reword" and len(text) > 30:
+            items[k] = ("Notably, " + text[0].lower() + text[1:] if not text[:2].isupper()
+                        else "Notably, " + text, "unchanged", src)
+        elif op == "insert":
+            items.insert(k, (rng.choice(donors), "new", []))
+        elif op == "delete" and len(items) > 4:
+            deleted.add(src[0])
+            items.pop(k)
+        elif op == "number" and _NUM.search(text):
+            m = list(_NUM.finditer(text))[-1]
+            value = int(m.group(0)) + rng.randint(1, 9)
+            items[k] = (text[:m.start()] + str(value) + text[m.end():], "changed", src)
+        elif op == "negate" and " is " in text:
+            items[k] = (text.replace(" is ", " is not ", 1), "changed", src)
+        elif op == "merge" and k + 1 < len(items) and items[k + 1][1] == "unchanged" \
+                and len(items[k + 1][2]) == 1:
+            nxt, _, src2 = items[k + 1]
+            merged = text.rstrip(".") + "; " + nxt[0].lower() + nxt[1:]
+            items[k:k + 2] = [(merged, "unchanged", src + src2)]
+        elif op == "split" and ", and " in text:
+            a, b = text.split(", and ", 1)
+            items[k:k + 1] = [(a + ".", "unchanged", src), ("And " + b, "unchanged", src)]
+        else:
+            continue
+        touched.update(src)
+        done.append(op)
+    truth_old = ["deleted" if i in deleted else "unchanged" for i in range(len(texts))]
+    for _, lab, src in items:
+        if lab == "changed":
+            truth_old[src[0]] = "changed"
+    return [t for t, _, _ in items], [lab for _, lab, _ in items], truth_old, done
+
+
+def constructed_pairs(seed: int, limit: int) -> list[Pair]:
+    rng = random.Random(seed)
+    articles = []
+    for rev in iter_latest(DATA / "dumps/enwiki-pages-articles-sample.xml.bz2"):
+        snap = snapshot_of(rev)
+        if len(snap.sentences) >= 8:
+            articles.append(snap)
+    donors = [t for a in articles for t in a.texts if 40 < len(t) < 200]
+    pairs = []
+    for snap in articles[:limit]:
+        texts = snap.texts[:80]  # a long article's lead and first sections
+        own = set(texts)
+        pool = [d for d in donors if d not in own]
+        new_texts, truth_new, truth_old, edits = edit_article(texts, pool, rng)
+        old = make_snapshot(texts, snap.page_id, snap.title, 1)
+        new = make_snapshot(new_texts, snap.page_id, snap.title, 2)
+        pairs.append(Pair("constructed", old, new, truth_new, truth_old, edits))
+    return pairs
+
+
+# -- measurement ------------------------------------------------------------------------------
+
+def measure_llm_latency(samples: list[tuple[str, str, str]], n: int) -> dict[str, Any]:
+    if n <= 0 or not samples:
+        return {"measured": False}
+    from freshwiki.config import load_settings
+    from freshwiki.llm import open_llm
+
+    os.environ.setdefault("FRESHWIKI_N_THREADS", "1")
+    with tempfile.TemporaryDirectory() as home:
+        os.environ["FRESHWIKI_HOME"] = home
+        settings = load_settings().settings
+        llm = open_llm("local:qwen2.5-coder-1.5b", settings=settings, cache=False)
+        judge = LLMJudge(llm)
+        latencies: list[float] = []
+        answers: list[str | None] = []
+
+        async def run() -> None:
+            for title, o, nw in samples[:n]:
+                t0 = time.perf_counter()
+                answers.append(await judge.relation(o, nw, title=title))
+                latencies.append(time.perf_counter() - t0)
+            await llm.aclose()
+
+        asyncio.run(run())
+    return {"measured": True, "model": "local:qwen2.5-coder-1.5b",
+            "threads": settings.n_threads, "calls": len(latencies),
+            "median_s": statistics.median(latencies), "latencies_s": latencies,
+            "answers": answers}
+
+
+def agreement(ours: list[str], base: list[str]) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    for label in sorted(set(base)):
+        idx = [k for k, b in enumerate(base) if b == label]
+        same = sum(1 for k in idx if ours[k] == label)
+        out[label] = {"n": len(idx), "agree": same / len(idx) if idx else float("nan")}
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--articles", type=int, default=100)
+    parser.add_argument("--threads", type=int, default=1,
+                        help="encoder threads for both methods (1: steadiest on a shared box)")
+    parser.add_argument("--llm-sample", type=int, default=4,
+                        help="real LLM calls timed for the latency projection (0: skip)")
+    args = parser.parse_args()
+
+    pairs = real_pairs() + constructed_pairs(args.seed, args.articles)
+    embedder = Embedder(None, threads=args.threads)
+    embedder.encode(["warm up the encoder"])  # model load is not part of either method
+
+    judge = CountingJudge()
+    aligner = Aligner(embedder, judge)
+    ours_new: list[str] = []
+    ours_old: list[str] = []
+    base_new: list[str] = []
+    base_old: list[str] = []
+    truth: dict[str, list[tuple[str, str, str]]] = {"ours": [], "growover": []}
+    by_kind: Counter[str] = Counter()
+    sentence_pairs = 0
+    emb_ours = emb_base = 0
+    t_ours = t_base = 0.0
+    base_calls = [0]
+    for pair in pairs:
+        sentence_pairs += len(pair.old.sentences) * len(pair.new.sentences)
+        by_kind[pair.kind] += 1
+        t0 = time.perf_counter()
+        result = aligner.align(pair.old, pair.new)
+        t_ours += time.perf_counter() - t0
+        emb_ours += result.embedded
+        t0 = time.perf_counter()
+        base = growover_baseline(pair.old.texts, pair.new.texts, embedder, base_calls)
+        t_base += time.perf_counter() - t0
+        emb_base += base.embedded
+        ours_n = [lab.label for lab in result.new_labels]
+        ours_o = [lab.label for lab in result.old_labels]
+        ours_new += ours_n
+        base_new += base.new_labels
+        keep = [k for k, b in enumerate(base.old_labels) if b != "unlabelled"]
+        ours_old += [ours_o[k] for k in keep]
+        base_old += [base.old_labels[k] for k in keep]
+        if pair.truth_new is not None and pair.truth_old is not None:
+            for name, n_lab, o_lab in (("ours", ours_n, ours_o),
+                                       ("growover", base.new_labels, base.old_labels)):
+                truth[name] += [("new", t, g) for t, g in zip(pair.truth_new, n_lab, strict=True)]
+                truth[name] += [("old", t, g) for t, g in zip(pair.truth_old, o_lab, strict=True)
+                                if t == "deleted"]
+
+    latency = measure_llm_latency(
+        [p for p in judge.pairs if p[1] != p[2]], args.llm_sample)
+    per_call = latency.get("median_s", 0.0)
+    ours_calls, b_calls = judge.calls, base_calls[0]
+    proj_ours = t_ours + ours_calls * per_call
+    proj_base = t_base + b_calls * per_call
+
+    agree_new = agreement(ours_new, base_new)
+    agree_old = agreement(ours_old, base_old)
+
+    def accuracy(rows: list[tuple[str, str, str]]) -> dict[str, dict[str, float]]:
+        out: dict[str, dict[str, float]] = {}
+        for label in sorted({t for _, t, _ in rows}):
+            hits = [g == t for _, t, g in rows if t == label]
+            out[label] = {"n": len(hits), "correct": sum(hits) / len(hits)}
+        return out
+
+    report: dict[str, Any] = {
+        "machine": {"python": sys.version.split()[0], "platform": platform.platform(),
+                    "cpus": os.cpu_count()},
+        "article_pairs": dict(by_kind),
+        "sentence_pairs": sentence_pairs,
+        "ours": {"seconds_non_llm": t_ours, "nli_calls": ours_calls, "embedded": emb_ours,
+                 "pairs_per_s_non_llm": sentence_pairs / t_ours,
+                 "seconds_with_llm_projected": proj_ours,
+                 "pairs_per_s_with_llm_projected": sentence_pairs / proj_ours},
+        "growover": {"seconds_non_llm": t_base, "nli_calls": b_calls, "embedded": emb_base,
+                     "pairs_per_s_non_llm": sentence_pairs / t_base,
+                     "seconds_with_llm_projected": proj_base,
+                     "pairs_per_s_with_llm_projected": sentence_pairs / proj_base},
+        "ratio_non_llm": t_base / t_ours,
+        "ratio_with_llm_projected": proj_base / proj_ours,
+        "llm_latency": latency,
+        "agreement_new_side": agree_new,
+        "agreement_old_side": agree_old,
+        "accuracy_vs_constructed_truth": {k: accuracy(v) for k, v in truth.items()},
+        "seed": args.seed,
+        "encoder_threads": args.threads,
+    }
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+
+    print(f"article pairs: {dict(by_kind)}; sentence pairs (n_old x n_new): {sentence_pairs:,}")
+    print("NLI for both methods: the same deterministic stand-in judge (labels); LLM time is "
+          "projected as calls x measured median latency of a real call.")
+    if latency.get("measured"):
+        print(f"real LLM judge latency: {latency['model']}, {latency['threads']} thread(s), "
+              f"median {per_call:.2f} s over {latency['calls']} calls")
+    else:
+        print("real LLM latency not measured (--llm-sample 0): projections equal non-LLM times")
+    for name in ("ours", "growover"):
+        r = report[name]
+        print(f"{name:9s} non-LLM {r['seconds_non_llm']:7.2f} s = "
+              f"{r['pairs_per_s_non_llm']:11,.0f} pairs/s | embedded {r['embedded']:6d} | "
+              f"NLI calls {r['nli_calls']:6d} | with LLM (projected) "
+              f"{r['seconds_with_llm_projected']:9.1f} s = "
+              f"{r['pairs_per_s_with_llm_projected']:9,.1f} pairs/s")
+    print(f"speed-up: {report['ratio_non_llm']:.1f}x without the LLM part, "
+          f"{report['ratio_with_llm_projected']:.1f}x with it (projected)")
+    print("agreement with the GrowOVER baseline (share of its label we also give):")
+    for side, table in (("new", agree_new), ("old", agree_old)):
+        for label, row in table.items():
+            print(f"  {side:3s} {label:9s} n={int(row['n']):5d}  {100 * row['agree']:5.1f} %")
+    print("accuracy against the constructed edits' truth:")
+    for name, table in report["accuracy_vs_constructed_truth"].items():
+        cells = ", ".join(f"{lab} {100 * r['correct']:.1f}% (n={int(r['n'])})"
+                          for lab, r in table.items())
+        print(f"  {name:9s} {cells}")
+    print(f"results: {RESULTS.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,244 @@
+"""The GrowOVER benchmark object the runner sees, its samples, and the per-snapshot indexes."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from freshwiki.benchmarks._base import Sample, Scorer, Task, register_benchmark
+from freshwiki.benchmarks.growover._dataset import Dataset, datasets_dir
+from freshwiki.benchmarks.growover._records import (
+    KINDS,
+    DatasetError,
+    DialogueInstance,
+    QAInstance,
+)
+from freshwiki.benchmarks.growover._scorers import scorers_for
+from freshwiki.llm import Message
+from freshwiki.prompting import render_prompt
+
+if TYPE_CHECKING:
+    from freshwiki.config import Settings
+    from freshwiki.llm import LLM
+    from freshwiki.retrieval import Embedder, HybridIndex
+
+TEMPLATES = "benchmarks/growover/templates"
+QA_TOKENS = 32
+"""An entity answer fits in a few tokens; a cap keeps chatty models from rambling."""
+DIALOGUE_TOKENS = 120
+
+
+class GrowOver:
+    """One kind (QA or dialogue) of a GrowOVER dataset, every complete snapshot.
+
+    Args:
+        dataset: The opened dataset.
+        kind: ``qa`` or ``dialogue``; the template has the same name.
+        snapshots: Snapshot labels or numbers to include (default: all complete ones).
+    """
+
+    name = "growover"
+    breakdowns: tuple[str, ...] = ("type", "snapshot", "snapshot_type")
+
+    def __init__(self, dataset: Dataset, *, kind: str = "qa",
+                 snapshots: Sequence[str] | None = None) -> None:
+        if kind not in KINDS:
+            raise DatasetError(f"growover: unknown kind {kind!r}",
+                               hint="pass --benchmark-option kind=qa or kind=dialogue.")
+        self.dataset = dataset
+        self.kind = kind
+        self.templates: tuple[str, ...] = (kind,)
+        self.default_templates: tuple[str, ...] = (kind,)
+        chosen = [dataset.snapshot(s) for s in snapshots] if snapshots else None
+        self.snapshot_infos = [s for s in dataset.complete_snapshots
+                               if chosen is None or s in chosen]
+        if not self.snapshot_infos:
+            raise DatasetError(f"dataset {dataset.root} has no complete snapshot to evaluate",
+                               hint="finish the build (re-run `freshwiki growover build`).")
+        self._samples = tuple(self._load())
+        digest = hashlib.sha256()
+        for info in self.snapshot_infos:
+            digest.update((dataset.folder(info) / "instances.jsonl").read_bytes())
+            digest.update((dataset.folder(info) / "passages.jsonl").read_bytes())
+        self.dataset_hash = digest.hexdigest()
+
+    def describe(self) -> Mapping[str, Any]:
+        """Dataset folder, kind, snapshots and the templates' hash (editing one starts a run)."""
+        return {"path": str(self.dataset.root), "kind": self.kind,
+                "snapshots": [s.label for s in self.snapshot_infos],
+                "samples": len(self._samples), "templates": templates_hash()}
+
+    def samples(self) -> Iterator[Sample]:
+        """Snapshot by snapshot, instances in file order (turns in order within a dialogue)."""
+        return iter(self._samples)
+
+    def _load(self) -> Iterator[Sample]:
+        for info in self.snapshot_infos:
+            lookup = self.dataset.evidence_ids(info)
+            index = str(self.dataset.index_dir(info))
+            for inst in self.dataset.instances(info):
+                base = {"kind": inst.kind, "type": inst.type, "snapshot": info.label,
+                        "snapshot_number": info.number, "month": inst.month,
+                        "title": inst.title, "page_id": inst.page_id, "instance": inst.id,
+                        "generated_as": inst.generated_as or inst.type, "index": index,
+                        "snapshot_type": f"{info.label} {inst.type}"}
+                if isinstance(inst, QAInstance) and self.kind == "qa":
+                    meta = {**base, "evidence": list(inst.evidence.sentences),
+                            "evidence_passages": lookup(inst.page_id, inst.evidence.sentences)}
+                    if inst.type == "changed" and inst.old_answer:
+                        meta["old_answer"] = inst.old_answer
+                    yield Sample(id=f"{info.label}:{inst.id}", input=inst.question,
+                                 targets=(inst.answer,), metadata=meta)
+                elif isinstance(inst, DialogueInstance) and self.kind == "dialogue":
+                    history: list[list[str]] = []
+                    for turn in inst.turns:
+                        meta = {**base, "turn": turn.number, "history": [list(h) for h in history],
+                                "evidence": list(turn.evidence.sentences),
+                                "evidence_passages": lookup(inst.page_id,
+                                                            turn.evidence.sentences)}
+                        yield Sample(id=f"{info.label}:{inst.id}:t{turn.number}",
+                                     input=turn.user, targets=(turn.expert,), metadata=meta)
+                        history.append([turn.user, turn.expert])
+
+    def render(self, sample: Sample, template: str) -> Task:
+        """``qa``: the question alone; ``dialogue``: the turns so far, then the user's message.
+
+        Raises:
+            DatasetError: ``template`` is not this benchmark's kind.
+        """
+        if template != self.kind or sample.metadata.get("kind") != self.kind:
+            raise DatasetError(f"growover ({self.kind}) has no template {template!r} for "
+                               f"sample {sample.id}", hint=f"use --templates {self.kind}.")
+        meta = sample.metadata
+        if template == "qa":
+            prompt = render_prompt(f"{TEMPLATES}/qa.j2", title=meta["title"],
+                                   date=meta["snapshot"], question=sample.input)
+            return Task(sample=sample, template=template, messages=(Message.user(prompt),),
+                        query=sample.input, max_tokens=QA_TOKENS)
+        messages = [Message.system(render_prompt(f"{TEMPLATES}/dialogue_system.j2",
+                                                  title=meta["title"], date=meta["snapshot"]))]
+        users = []
+        for user, expert in meta.get("history", ()):
+            messages += [Message.user(user), Message.assistant(expert)]
+            users.append(user)
+        messages.append(Message.user(sample.input))
+        return Task(sample=sample, template=template, messages=tuple(messages),
+                    query=" ".join([*users, sample.input]), max_tokens=DIALOGUE_TOKENS)
+
+    def scorers(self, judge: LLM | None) -> Sequence[Scorer]:
+        """QA: F1, EM, hit; dialogue: BLEU, F1, hit (none needs a judge)."""
+        del judge
+        return list(scorers_for(self.kind))
+
+    async def aclose(self) -> None:
+        """Nothing held: indexes are shared through :func:`growover_retriever`."""
+
+
+def templates_hash() -> str:
+    """A short hash of the evaluation templates."""
+    digest = hashlib.sha256()
+    folder = resources.files("freshwiki").joinpath(TEMPLATES)
+    for item in sorted(folder.iterdir(), key=lambda t: t.name):
+        if item.name.endswith(".j2"):
+            digest.update(item.name.encode() + b"\0" + item.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+class SnapshotIndexes:
+    """Snapshot indexes opened once per path and shared, with one embedder for all.
+
+    Thread-safe: systems search from worker threads. The embedder is created on first use
+    (the default one, caching under ``settings.home``, default: the environment's settings)
+    unless one is given.
+    """
+
+    def __init__(self, embedder: Embedder | None = None, *,
+                 settings: Settings | None = None) -> None:
+        self._embedder = embedder
+        self._settings = settings
+        self._open: dict[Path, HybridIndex] = {}
+        self._lock = threading.Lock()
+
+    def get(self, path: Path | str) -> HybridIndex:
+        """The index in ``path``, loaded on first use.
+
+        Raises:
+            IndexNotFoundError: No index there.
+        """
+        from freshwiki.config import load_settings
+        from freshwiki.retrieval import Embedder, HybridIndex
+
+        key = Path(path).resolve()
+        with self._lock:
+            if key not in self._open:
+                if self._embedder is None:
+                    self._embedder = Embedder.default(self._settings
+                                                      or load_settings().settings)
+                self._open[key] = HybridIndex.load(key, embedder=self._embedder)
+            return self._open[key]
+
+    def close(self) -> None:
+        """Close every opened index (the embedder stays usable)."""
+        with self._lock:
+            for index in self._open.values():
+                index.close()
+            self._open.clear()
+
+
+_SHARED = SnapshotIndexes()
+
+
+def growover_retriever(sample: Sample, indexes: SnapshotIndexes | None = None) -> HybridIndex:
+    """The retrieval index of the snapshot ``sample`` belongs to (opened once, shared).
+
+    Call ``.search(query, k)`` on it; hits carry ``passage.id`` (compare with
+    ``sample.metadata["evidence_passages"]``) and ``passage.meta["sentences"]``.
+
+    Raises:
+        DatasetError: The sample has no ``index`` in its metadata (not a GrowOVER sample).
+        IndexNotFoundError: The snapshot's index folder holds no index.
+    """
+    path = sample.metadata.get("index")
+    if not path:
+        raise DatasetError(f"sample {sample.id} names no snapshot index",
+                           hint="only GrowOVER samples carry metadata['index'].")
+    return (indexes or _SHARED).get(str(path))
+
+
+def shared_indexes() -> SnapshotIndexes:
+    """The process-wide cache :func:`growover_retriever` uses."""
+    return _SHARED
+
+
+def dataset_path(settings: Settings, options: Mapping[str, Any]) -> Path:
+    """The dataset folder from options ``path`` or ``name`` (under ``HOME/growover``).
+
+    Raises:
+        DatasetError: Neither option was given.
+    """
+    if options.get("path"):
+        return Path(str(options["path"])).expanduser()
+    if options.get("name"):
+        return datasets_dir(settings.home) / str(options["name"])
+    raise DatasetError("growover needs a dataset",
+                       hint="pass --benchmark-option name=NAME (built with `freshwiki growover "
+                       "build`) or --benchmark-option path=FOLDER.")
+
+
+OPTIONS = ("name", "path", "kind", "snapshots")
+
+
+@register_benchmark("growover")
+def _factory(settings: Settings, options: Mapping[str, Any]) -> GrowOver:
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        raise DatasetError(f"growover has no option {', '.join(map(repr, unknown))}",
+                           hint="options: name or path, kind (qa|dialogue), snapshots "
+                           "(comma-separated dates).")
+    snapshots = [s.strip() for s in str(options.get("snapshots") or "").split(",") if s.strip()]
+    return GrowOver(Dataset.open(dataset_path(settings, options)),
+                    kind=str(options.get("kind") or "qa"), snapshots=snapshots or None)

@@ -1,0 +1,148 @@
+"""Building a dataset from sources, and adding a snapshot to one: what the CLI calls."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from freshwiki.benchmarks.growover._dataset import (
+    Dataset,
+    PageInput,
+    Progress,
+    SnapshotInfo,
+    dump_cut,
+    dump_pages,
+    file_sha256,
+    history_pages,
+    resolve_cut,
+)
+from freshwiki.benchmarks.growover._generate import Generator
+from freshwiki.benchmarks.growover._records import KINDS, DatasetError, Kind
+from freshwiki.benchmarks.growover._update import PageBuilder
+from freshwiki.changes.snapshots import Encoder, Judge
+from freshwiki.llm import LLM
+
+
+def _check_sources(sources: Sequence[Path]) -> None:
+    if not sources:
+        raise DatasetError("no source given",
+                           hint="give a history dump (with --cuts or --every) or 2+ dumps.")
+    for path in sources:
+        if not path.is_file():
+            raise DatasetError(f"source {path} not found",
+                               hint="give the path of a MediaWiki XML dump (.xml, .bz2, .gz).")
+
+
+async def build_dataset(
+    root: Path,
+    sources: Sequence[Path],
+    *,
+    llm: LLM,
+    model_spec: str,
+    encoder: Encoder,
+    cuts: Sequence[dt.datetime] | None = None,
+    judge: Judge | None = None,
+    seed: int = 0,
+    kinds: Sequence[Kind] = KINDS,
+    titles: set[str] | None = None,
+    progress: Progress | None = None,
+    embedder: object = None,
+) -> Dataset:
+    """Create (or resume) the dataset in ``root``: snapshot 0, then an update per later cut.
+
+    Args:
+        root: The dataset folder.
+        sources: History dump(s) sliced at ``cuts``; or, without cuts, two or more dumps,
+            each one snapshot (dated by its newest revision), in the order given.
+        llm: The generating model.
+        model_spec: Its spec as the user gave it (recorded).
+        encoder: Sentence embeddings for clustering and alignment.
+        cuts: Cut dates for history sources.
+        judge: NLI judge for undecided sentence pairs (``None``: left out, see ``_update``).
+        seed: KMeans seed.
+        kinds: Instance kinds to generate.
+        titles: Only these articles.
+        progress: Progress callback.
+        embedder: The index embedder (default: the standard one with its cache).
+
+    Raises:
+        DatasetError: Bad sources or cuts, or an existing dataset from another generator.
+    """
+    _check_sources(sources)
+    if cuts:
+        mode = "history"
+        ordered = sorted(cuts)
+    elif len(sources) >= 2:
+        mode = "dumps"
+        ordered = [dump_cut(p) for p in sources]
+        for a, b, pa, pb in zip(ordered, ordered[1:], sources, sources[1:], strict=False):
+            if b <= a:
+                raise DatasetError(f"dump {pb} ({b:%Y-%m-%d}) is not newer than {pa} "
+                                   f"({a:%Y-%m-%d})", hint="list the dumps oldest first.")
+    else:
+        raise DatasetError("one history dump needs cut dates",
+                           hint="pass --cuts 2002-03-01,2002-09-01,... or --every month, or "
+                           "give two or more dumps (one snapshot each).")
+    if len({c.date() for c in ordered}) != len(ordered):
+        raise DatasetError("two cuts fall on the same day",
+                           hint="a dataset has at most one snapshot per day.")
+    dataset = Dataset.create(root, name=root.name, mode=mode, sources=sources,
+                             model_spec=model_spec, model_id=llm.backend.model_id, seed=seed,
+                             kinds=kinds)
+    builder = PageBuilder(Generator(llm), encoder, judge=judge, seed=seed, kinds=kinds)
+    done = {s.label for s in dataset.complete_snapshots}
+    for k, cut in enumerate(ordered):
+        if cut.date().isoformat() in done:
+            continue
+        pages: Iterator[PageInput]
+        if mode == "history":
+            pages = history_pages(list(sources), cut, titles)
+            source = ", ".join(p.name for p in sources)
+        else:
+            pages = dump_pages(sources[k], cut, titles)
+            source = sources[k].name
+        await dataset.add_snapshot(pages, cut, source, builder, progress=progress,
+                                   embedder=embedder)
+    return dataset
+
+
+async def update_dataset(
+    root: Path,
+    source_or_cut: str,
+    *,
+    llm: LLM,
+    encoder: Encoder,
+    judge: Judge | None = None,
+    titles: set[str] | None = None,
+    progress: Progress | None = None,
+    embedder: object = None,
+) -> SnapshotInfo:
+    """Add one snapshot: a new dump (a file), or a later cut of the recorded history sources.
+
+    Raises:
+        DatasetError: No dataset in ``root``, a date for a dataset built from dumps, a cut not
+            after the last snapshot, or another generator than the dataset's.
+    """
+    dataset = Dataset.open(root)
+    manifest = dataset.manifest
+    seed, kinds = int(manifest["seed"]), list(manifest["kinds"])
+    dataset.check_compatible(model_id=llm.backend.model_id, seed=seed, kinds=kinds)
+    builder = PageBuilder(Generator(llm), encoder, judge=judge, seed=seed, kinds=kinds)
+    path = Path(source_or_cut)
+    if path.is_file():
+        cut = dump_cut(path)
+        manifest["sources"].append({"path": str(path.resolve()), "sha256": file_sha256(path)})
+        dataset.save()
+        return await dataset.add_snapshot(dump_pages(path, cut, titles), cut, path.name, builder,
+                                          progress=progress, embedder=embedder)
+    if manifest["mode"] != "history":
+        raise DatasetError(
+            f"{source_or_cut!r} is not a file, and dataset {root.name} was built from dumps",
+            hint="give the new dump's path.")
+    cut = resolve_cut(source_or_cut)
+    sources = [Path(s["path"]) for s in manifest["sources"]]
+    _check_sources(sources)
+    return await dataset.add_snapshot(history_pages(sources, cut, titles), cut,
+                                      ", ".join(p.name for p in sources), builder,
+                                      progress=progress, embedder=embedder)

@@ -1,0 +1,131 @@
+"""RaLM systems for GrowOVER: retrieve from the sample's own snapshot, then answer.
+
+GrowOVER evaluates each snapshot against the Wikipedia of that snapshot, so the index is not
+a system option but a property of the sample: ``Task.sample.metadata["index"]`` names the
+snapshot's index folder, opened once per path and shared (see
+:func:`freshwiki.benchmarks.growover.growover_retriever`). Outside GrowOVER, a sample without
+that key falls back to the named index of option ``index`` (as ``rag`` does).
+
+* ``ralm``: the top ``k`` passages (option ``k``, default 5), concatenated before the
+  question (the rag system's context prompt), in rank order.
+* ``ralm-best``: only the single best passage: GrowOVER's "RaLM with the best document",
+  which isolates whether the top-ranked passage alone carries the answer.
+
+Both record ``Output.trace["retrieved"]``: per passage its rank, id, title, text, score and
+the sentence indices it holds, which ``growover-hit`` scores against the evidence.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from freshwiki.benchmarks import Output, Task
+from freshwiki.benchmarks.growover import SnapshotIndexes
+from freshwiki.errors import FreshwikiError
+from freshwiki.llm import LLM
+from freshwiki.systems._base import System, SystemSetupError, read_options, register_system
+from freshwiki.systems._index import LazyIndex
+from freshwiki.systems.rag import context_messages
+
+if TYPE_CHECKING:
+    from freshwiki.config import Settings
+    from freshwiki.retrieval import HybridIndex
+
+DEFAULTS: Mapping[str, Any] = {"k": 5, "index": ""}
+
+
+class RalmSystem:
+    """Retrieve ``k`` passages from the sample's snapshot index, answer with them in context.
+
+    Args:
+        llm: The model that answers.
+        settings: Where a fallback named index lives.
+        k: Passages put in context.
+        name: Registry name (``ralm`` or ``ralm-best``).
+        index_name: Fallback index for samples without ``metadata["index"]`` (``""``: none).
+        indexes: The snapshot-index cache (default: one of its own, closed by
+            :meth:`aclose`, with the default embedder of ``settings``).
+    """
+
+    def __init__(self, llm: LLM, settings: Settings, *, k: int = 5, name: str = "ralm",
+                 index_name: str = "", indexes: SnapshotIndexes | None = None) -> None:
+        if k < 1:
+            raise SystemSetupError(f"system {name!r}: k must be at least 1, got {k}",
+                                   hint="pass e.g. --option k=5.")
+        self.name = name
+        self.llm = llm
+        self.k = k
+        self.index_name = index_name
+        self._own_indexes = indexes is None
+        self._indexes = indexes or SnapshotIndexes(settings=settings)
+        self._fallback = LazyIndex(name, settings, index_name) if index_name else None
+
+    def describe(self) -> Mapping[str, Any]:
+        """The number of passages and the fallback index: what decides what the model sees."""
+        return {"k": self.k, "index": self.index_name or "per-sample snapshot index"}
+
+    async def _index(self, task: Task) -> HybridIndex:
+        path = task.sample.metadata.get("index")
+        if path:
+            try:
+                return await asyncio.to_thread(self._indexes.get, str(path))
+            except FreshwikiError as exc:
+                raise SystemSetupError(
+                    f"system {self.name!r}: cannot open the snapshot index {path} "
+                    f"({exc.message})",
+                    hint="rebuild the dataset's snapshot (`freshwiki growover build` resumes "
+                    "and re-indexes).") from exc
+        if self._fallback is None:
+            raise SystemSetupError(
+                f"system {self.name!r}: sample {task.sample.id} names no snapshot index",
+                hint="use it with the growover benchmark, or pass --option index=NAME.")
+        return await self._fallback.get()
+
+    async def respond(self, task: Task) -> Output:
+        """Search for ``task.query`` in the snapshot's index, then one chat call."""
+        started = time.perf_counter()
+        index = await self._index(task)
+        hits = await asyncio.to_thread(index.search, task.query, self.k)
+        retrieval_s = time.perf_counter() - started
+        result = await self.llm.chat(
+            context_messages(task.messages, hits), max_tokens=task.max_tokens,
+            temperature=task.temperature, tag=f"eval:{self.name}")
+        return Output(
+            text=result.text, usage=result.usage, latency_s=time.perf_counter() - started,
+            cache_hit=result.cache_hit, model=result.model,
+            trace={
+                "query": task.query,
+                "index": str(task.sample.metadata.get("index") or self.index_name),
+                "retrieval_s": round(retrieval_s, 4),
+                "retrieved": [
+                    {"rank": h.rank, "id": h.passage.id, "title": h.passage.title,
+                     "text": h.passage.text, "score": h.score,
+                     "sentences": list(h.passage.meta.get("sentences", ()))}
+                    for h in hits
+                ],
+                "finish_reason": result.finish_reason,
+                "refused": result.refused,
+            },
+        )
+
+    async def aclose(self) -> None:
+        """Close the indexes this system opened (not a cache it was given)."""
+        if self._own_indexes:
+            self._indexes.close()
+        if self._fallback is not None:
+            self._fallback.close()
+
+
+@register_system("ralm")
+def _ralm(llm: LLM, settings: Settings, options: Mapping[str, Any]) -> System:
+    values = read_options("ralm", options, DEFAULTS)
+    return RalmSystem(llm, settings, k=values["k"], name="ralm", index_name=values["index"])
+
+
+@register_system("ralm-best")
+def _ralm_best(llm: LLM, settings: Settings, options: Mapping[str, Any]) -> System:
+    values = read_options("ralm-best", options, {"index": ""})
+    return RalmSystem(llm, settings, k=1, name="ralm-best", index_name=values["index"])

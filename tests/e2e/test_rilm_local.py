@@ -1,0 +1,63 @@
+"""RiLM features from a real local model: llama.cpp hidden states, and a tiny gate on them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from freshwiki.config import load_settings
+from freshwiki.llm import Message, open_llm
+from freshwiki.systems.rilm import CertaintyGate, train_gate
+
+pytestmark = pytest.mark.e2e
+
+SMOLLM2_HIDDEN = 576  # SmolLM2-135M's hidden size (its config.json: "hidden_size": 576)
+
+
+async def test_hidden_state_features_of_smollm2(
+    smollm2_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("FRESHWIKI_N_THREADS", "1")
+    settings = load_settings({"n_ctx": 1024}).settings
+    llm = open_llm("local:smollm2-135m", settings=settings, cache=False)
+    assert llm.feature_kind == "hidden-state"
+    question = [Message.system("Answer with one word."),
+                Message.user("What is the capital of France?")]
+    answer = await llm.chat(question, max_tokens=8)
+
+    right = await llm.features(question, "Paris")
+    wrong = await llm.features(question, "Berlin")
+    again = await llm.features(question, "Paris")
+    assert right.dim == wrong.dim == SMOLLM2_HIDDEN
+    assert right.kind == "hidden-state" and right.model == llm.backend.model_id
+    assert np.all(np.isfinite(right.values))
+    assert right.values != wrong.values  # a different answer, a different state
+    assert right.values == again.values  # and the same answer, the same state
+    # The prompt is tokenised exactly as generation tokenised it (same chat template).
+    generated = await llm.features(question, answer.text)
+    assert generated.detail["prompt_tokens"] == answer.usage.prompt_tokens
+    assert right.detail["answer_tokens"] >= 1
+
+    # A tiny gate: three right and three wrong answers to three questions, which it must at
+    # least fit (each training answer classified as labelled).
+    questions = [("What is the capital of France?", "Paris", "Berlin"),
+                 ("What is the capital of Italy?", "Rome", "Madrid"),
+                 ("What is the capital of Japan?", "Tokyo", "Cairo")]
+    features, labels = [], []
+    for q, good, bad in questions:
+        messages = [Message.system("Answer with one word."), Message.user(q)]
+        features += [await llm.features(messages, good), await llm.features(messages, bad)]
+        labels += ["reliable", "misleading"]
+    gate, report = train_gate(features, labels, holdout=0.0, seed=0)
+    assert gate.dim == SMOLLM2_HIDDEN and report.n_train == 6
+    x = np.asarray([f.values for f in features])
+    assert gate.predict(x) == labels
+    path = tmp_path / "gate.json"
+    gate.save(path)
+    loaded = CertaintyGate.load(path)
+    loaded.check(llm.feature_kind, llm.backend.model_id)
+    assert loaded.probabilities(features[0])["reliable"] == pytest.approx(
+        gate.probabilities(features[0])["reliable"])
+    await llm.aclose()
