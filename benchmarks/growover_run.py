@@ -59,7 +59,9 @@ from freshwiki.retrieval import Embedder
 from freshwiki.systems import system_names
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared" / "data" / "wikipedia"
+SHARED = load_settings().settings.data_dir / "wikipedia"
+"""The real data, found like every command finds it (``FRESHWIKI_DATA_DIR``, else
+``../shared/data`` beside the checkout)."""
 REAL = [SHARED / "histories" / n for n in ("article-pear.xml", "article-pear-0.10.xml",
                                            "article-pyrus.xml")]
 SAMPLE_DUMP = SHARED / "dumps" / "enwiki-pages-articles-sample.xml.bz2"
