@@ -269,5 +269,6 @@ def load_scorer(name: str, judge: LLM | None) -> Scorer:
 def _load_builtin() -> None:
     """Import the built-in benchmarks so their ``register_benchmark`` decorators run."""
     import freshwiki.benchmarks.growover
+    import freshwiki.benchmarks.hellofresh
     import freshwiki.benchmarks.simulated_chat
     import freshwiki.benchmarks.wikicontradict  # noqa: F401

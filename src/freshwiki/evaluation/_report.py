@@ -28,6 +28,7 @@ import jinja2
 
 from freshwiki import __version__
 from freshwiki.errors import FreshwikiError
+from freshwiki.evaluation._classification import VOTE, BenchmarkAnalysis, analyse, as_summary
 from freshwiki.evaluation._stats import (
     Agreement,
     GroupSummary,
@@ -543,6 +544,64 @@ def _labels(results: Sequence[RunResults]) -> list[str]:
             for name, r in zip(labels, results, strict=True)]
 
 
+@dataclass(frozen=True)
+class ClassificationView:
+    """The HelloFresh section of one benchmark: the analysis and its charts."""
+
+    analysis: BenchmarkAnalysis
+    f1_chart: BarChart
+    period_chart: BarChart
+    tau_chart: BarChart
+    deployment_chart: BarChart
+    quartile_chart: BarChart | None
+
+
+def _classification_views(results: Sequence[RunResults],
+                          labels: Sequence[str]) -> list[ClassificationView]:
+    """Charts of :func:`~freshwiki.evaluation._classification.analyse` (HelloFresh runs)."""
+    views = []
+    for a in analyse(results, labels):
+        runs = [r.label for r in a.runs]
+        f1 = {(t, r.label): as_summary(m.f1, m.n, t)
+              for r in a.runs for t, m in r.per_template.items()}
+        periods = {(p, r.label): as_summary(m.f1, m.n, p)
+                   for r in a.runs for p, m in r.per_period.items()}
+        taus = {(f"{x}→{y}", "Kendall τ-b"): GroupSummary(
+                    by=("template",), key=(x,), n=n, n_samples=n, mean=tau, ci=None,
+                    label_counts={})
+                for x, y, tau, n in a.ranking.taus if tau is not None}
+        deployed: dict[tuple[str, str], GroupSummary | None] = {}
+        for r in a.runs:
+            chosen = r.deployment.chosen_candidate
+            if chosen is not None:
+                m = chosen.test
+                for name, metric in (("precision", m.precision), ("recall", m.recall),
+                                     ("F1", m.f1)):
+                    deployed[(r.label, name)] = as_summary(metric, m.n, name)
+        quartiles = {(q, r.label): as_summary(m.f1, m.n, q)
+                     for r in a.runs for q, m in r.per_quartile.items()}
+        title = a.benchmark + (f" ({Path(a.dataset).name})" if a.dataset else "")
+        views.append(ClassificationView(
+            analysis=a,
+            f1_chart=bar_chart(f"{title}: F1 by phrasing ({VOTE} = majority)",
+                               list(a.templates), runs, f1),
+            period_chart=bar_chart(f"{title}: F1 of the majority vote by period",
+                                   list(a.periods), runs, periods, x_label="period"),
+            tau_chart=bar_chart(f"{title}: ranking consistency between periods",
+                                [f"{x}→{y}" for x, y, _, _ in a.ranking.taus],
+                                ["Kendall τ-b"], taus, domain=(-1.0, 1.0),
+                                x_label="consecutive periods"),
+            deployment_chart=bar_chart(f"{title}: deployed phrasing on later periods",
+                                       runs, ["precision", "recall", "F1"], deployed,
+                                       x_label="run"),
+            quartile_chart=bar_chart(
+                f"{title}: F1 of the majority vote by vote-count quartile",
+                sorted({q for r in a.runs for q in r.per_quartile}), runs, quartiles,
+                x_label="quartile") if any(r.per_quartile for r in a.runs) else None,
+        ))
+    return views
+
+
 # ----------------------------------------------------------------------------- rendering
 
 
@@ -590,11 +649,14 @@ def write_report(results: Sequence[RunResults], out_dir: Path | str, *,
                              hint="pass one or more run ids; `freshwiki runs` lists them.")
     views = [_run_view(r, label, by) for r, label in zip(results, _labels(results),
                                                           strict=True)]
-    comparisons = [_comparison(a, b) for a, b in combinations(views, 2)]
+    # Runs of different benchmarks share no samples: comparing them would only list empty pairs.
+    comparisons = [_comparison(a, b) for a, b in combinations(views, 2)
+                   if a.results.info.benchmark == b.results.info.benchmark]
     shared = [s for s in views[0].scorers if all(s in v.scorers for v in views[1:])]
     runs_charts = [_runs_chart(views, s) for s in shared] if len(views) > 1 else []
     benchmarks = sorted({r.info.benchmark for r in results})
     context = {
+        "classification": _classification_views(results, [v.label for v in views]),
         "title": f"freshwiki report: {', '.join(benchmarks)}",
         "runs": views,
         "comparisons": comparisons,

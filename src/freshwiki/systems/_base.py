@@ -137,4 +137,6 @@ def _load_builtin() -> None:
     import freshwiki.systems.rag
     import freshwiki.systems.ralm
     import freshwiki.systems.rilm
-    import freshwiki.systems.vanilla  # noqa: F401
+    import freshwiki.systems.search_agent
+    import freshwiki.systems.vanilla
+    import freshwiki.systems.zero_shot  # noqa: F401

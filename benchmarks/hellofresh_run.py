@@ -1,0 +1,210 @@
+#!/usr/bin/env python
+r"""The HelloFresh figure: both regimes and the control, five phrasings, on real data; a report.
+
+Run from the repository root (CPU only; one local model thread keeps a shared machine usable)::
+
+    FRESHWIKI_N_THREADS=1 .venv/bin/python benchmarks/hellofresh_run.py \\
+        --home /tmp/hellofresh-home --out /tmp/hellofresh-report
+
+What it does, resumably (every evaluation is a ``freshwiki eval`` run in the home's results
+store, so re-running the same command continues where it stopped):
+
+1. **Notes**: the real Community Notes (``../shared/data/communitynotes``) labelled and
+   balanced per month, seed 0, with the notes layer's own functions: 44 notes over
+   2021-01..03 (``HOME/notes/balanced-month-seed0.jsonl``).
+2. **Edits**: (a) *real*: the real histories (``../shared/data/wikipedia/histories``)
+   labelled by ``freshwiki edits label`` and balanced per week (2 edits, one week: a
+   plumbing check more than a measurement); (b) *constructed*: real articles with designed
+   histories from ``benchmarks/construct_edit_histories.py`` (``--articles``, 10 weeks),
+   labelled and balanced per week the same way (hundreds of edits), then subsampled to
+   ``--edits-per-label`` accepted and as many rejected per week (default 4: 72 edits over
+   9 weeks), reproducibly. If the constructor fails, (b) is skipped with a warning.
+3. **Search index**: the search agent searches ``--index`` (default: ``main`` when the home
+   has one, else the default corpus of ~10k real Wikipedia leads, built on first use: a few
+   minutes, once). ``--corpus FILE`` ingests a topic file and builds ``main`` from it first
+   (used for quick checks on a small corpus).
+4. For every dataset: ``zero-shot``, ``search-agent`` and ``search-agent`` with
+   ``control=true``, templates p1..p5, model ``--model`` (default
+   ``local:qwen2.5-coder-1.5b``), no judge. The control runs after the search agent so the
+   partner samples' queries and summaries come from the response cache.
+5. ``report.html`` / ``report.md`` of all runs in ``--out``: per run the accuracy by template
+   and period; the HelloFresh section with accuracy/precision/recall/F1 and CIs per phrasing
+   and vote, per period, the ranking-consistency figure (Kendall τ-b), the deployment
+   simulation and, for notes, F1 by vote-count quartile.
+
+``--limit N`` takes the first N samples of every dataset (a smoke test).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from rich.console import Console
+
+from freshwiki.changes.notes import build_balanced, load_notes, write_jsonl
+from freshwiki.config import load_settings
+from freshwiki.evaluation import (
+    ResultsStore,
+    RunResults,
+    default_results_path,
+    run_evaluation,
+    write_report,
+)
+from freshwiki.retrieval import has_index
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data"
+EXE = Path(sys.executable).with_name("freshwiki")
+SYSTEMS: tuple[tuple[str, str, dict[str, object]], ...] = (
+    ("zero-shot", "zero-shot", {}),
+    ("search-agent", "search-agent", {}),
+    ("control", "search-agent", {"control": True}),
+)
+err = Console(stderr=True)
+
+
+def cli(*args: str) -> None:
+    proc = subprocess.run([str(EXE), *args], capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"freshwiki {' '.join(args)} failed:\n{proc.stderr[-3000:]}")
+
+
+def notes_dataset(home: Path) -> Path:
+    path = home / "notes" / "balanced-month-seed0.jsonl"
+    if not path.is_file():
+        loaded = load_notes(DATA / "communitynotes")
+        write_jsonl(build_balanced(loaded.records, period="month", seed=0).records, path)
+    return path
+
+
+def real_edits(home: Path) -> Path:
+    folder = home / "edits" / "real"
+    path = folder / "balanced-week-seed0.jsonl"
+    if not path.is_file():
+        cli("edits", "label", str(DATA / "wikipedia" / "histories"), "--out", str(folder))
+        cli("edits", "build", "--period", "week", "--seed", "0",
+            "--input", str(folder / "labelled.jsonl"), "--out", str(path))
+    return path
+
+
+def subsample(source: Path, target: Path, per_label: int, seed: int = 0) -> Path:
+    """Keep ``per_label`` accepted and as many rejected edits of each week of ``source``.
+
+    The constructed histories yield hundreds of balanced edits; a CPU-only run of the search
+    agent on all of them would take days. Drawn per week with ``random.Random(seed:week)``
+    over the records in file order, so the subsample is reproducible and stays balanced.
+    """
+    groups: dict[tuple[str, str], list[str]] = {}
+    for line in source.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            data = json.loads(line)
+            groups.setdefault((str(data["period"]), str(data["label"])), []).append(line)
+    kept = []
+    for (period, _), lines in sorted(groups.items()):
+        rng = random.Random(f"{seed}:{period}")
+        kept += rng.sample(lines, per_label) if len(lines) > per_label else lines
+    target.write_text("\n".join(kept) + "\n", encoding="utf-8")
+    return target
+
+
+def constructed_edits(home: Path, articles: int, per_label: int) -> Path | None:
+    folder = home / "edits" / "constructed"
+    path = folder / "balanced-week-seed0.jsonl"
+    small = folder / f"balanced-week-seed0-{per_label}-per-label.jsonl"
+    if small.is_file():
+        return small
+    if path.is_file():
+        return subsample(path, small, per_label)
+    history = folder / "history.xml"
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "construct_edit_histories.py"),
+         "--articles", str(articles), "--seed", "0", "--out", str(history)],
+        capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        tail = (proc.stderr.strip().splitlines() or ["(no message)"])[-1]
+        err.print(f"[yellow]constructed edits skipped: the constructor failed: {tail}[/yellow]")
+        return None
+    cli("edits", "label", str(history), "--out", str(folder))
+    cli("edits", "build", "--period", "week", "--seed", "0",
+        "--input", str(folder / "labelled.jsonl"), "--out", str(path))
+    return subsample(path, small, per_label)
+
+
+async def evaluate_all(datasets: list[tuple[str, str, Path]], model: str, limit: int | None,
+                       index: str | None) -> list[str]:
+    run_ids = []
+    for name, benchmark, path in datasets:
+        for label, system, options in SYSTEMS:
+            opts = dict(options)
+            if system == "search-agent" and index:
+                opts["index"] = index
+            started = time.perf_counter()
+            summary = await run_evaluation(
+                benchmark, system=system, model=model, judge=None, limit=limit,
+                templates=["p1", "p2", "p3", "p4", "p5"], options=opts,
+                benchmark_options={"path": str(path)}, label=f"{name} · {label}",
+                console=err)
+            acc = ", ".join(f"{m.template} {m.mean:.2f}" for m in summary.means)
+            err.print(f"{name} · {label}: run {summary.info.run_id}, {summary.complete}/"
+                      f"{summary.items} complete, {len(summary.failures)} failed, "
+                      f"{time.perf_counter() - started:.0f} s; accuracy {acc}")
+            run_ids.append(summary.info.run_id)
+    return run_ids
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--home", type=Path, default=None,
+                        help="FRESHWIKI_HOME for datasets, index, cache and runs "
+                        "[default: the configured home]")
+    parser.add_argument("--out", type=Path, default=Path("hellofresh-report"))
+    parser.add_argument("--model", default="local:qwen2.5-coder-1.5b")
+    parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--articles", type=int, default=40,
+                        help="articles of the constructed edit histories")
+    parser.add_argument("--edits-per-label", type=int, default=4,
+                        help="constructed edits kept per label and week (balanced)")
+    parser.add_argument("--index", default=None, help="index the search agent searches")
+    parser.add_argument("--corpus", type=Path, action="append", default=[],
+                        help="topic file to build the `main` index from (if none exists)")
+    parser.add_argument("--no-real-edits", action="store_true")
+    parser.add_argument("--no-constructed-edits", action="store_true")
+    args = parser.parse_args()
+    if args.home is not None:
+        os.environ["FRESHWIKI_HOME"] = str(args.home)
+    settings = load_settings().settings
+    home = settings.home
+    err.print(f"home {home}; model {args.model}; limit {args.limit}")
+
+    if args.corpus and not has_index(settings, "main"):
+        cli("corpus", "ingest", *map(str, args.corpus))
+        cli("index", "build", "--name", "main")
+
+    datasets: list[tuple[str, str, Path]] = [("notes", "hellofresh-notes", notes_dataset(home))]
+    if not args.no_constructed_edits:
+        constructed = constructed_edits(home, args.articles, args.edits_per_label)
+        if constructed is not None:
+            datasets.append(("edits (constructed)", "hellofresh-edits", constructed))
+    if not args.no_real_edits:
+        datasets.append(("edits (real)", "hellofresh-edits", real_edits(home)))
+
+    started = time.perf_counter()
+    run_ids = asyncio.run(evaluate_all(datasets, args.model, args.limit, args.index))
+    with ResultsStore(default_results_path(settings)) as store:
+        results: list[RunResults] = [store.load_run(r) for r in run_ids]
+    html, md = write_report(results, args.out)
+    err.print(f"{len(run_ids)} runs in {time.perf_counter() - started:.0f} s; report: {html}, "
+              f"{md}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

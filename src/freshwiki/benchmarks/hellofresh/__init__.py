@@ -1,0 +1,95 @@
+"""HelloFresh: can a model tell, at the time, which crowd contributions will last?
+
+Two benchmarks over living data, each a yes/no question per item, balanced per period:
+
+* ``hellofresh-notes``: will this Community Note be rated helpful? Samples come from the
+  balanced notes file (``freshwiki notes build``; default ``HOME/notes/balanced-month-seed0
+  .jsonl``), one per note, period = month.
+* ``hellofresh-edits``: will this Wikipedia edit be kept (not reverted)? Samples come from the
+  balanced edits file (``freshwiki edits build``; default ``HOME/edits/balanced-week-seed0
+  .jsonl``), period = the file's (ISO week by default).
+
+The positive class is ``yes`` (helpful / kept). Each item is asked with five hand-written
+phrasings, templates ``p1``..``p5`` (Jinja2 files in ``templates/notes`` and
+``templates/edits``), each asking for a one-word answer; the runner runs sample x template.
+The scorer ``hellofresh-correct`` parses the answer (:func:`parse_answer`: yes / no / none /
+blocked) and scores 1.0 when it equals the gold answer; its label is the parsed answer, from
+which ``freshwiki.evaluation`` computes precision, recall, F1, the majority vote over the five
+phrasings, rankings per period and the deployment simulation.
+
+Two regimes are systems (``freshwiki.systems``): ``zero-shot`` asks the question as rendered;
+``search-agent`` first searches (a query it writes, top-5 documents, a summary of each) and
+asks with the summaries in context, and with ``--option control=true`` shows the summaries of
+an unrelated sample's search instead (the pairing is fixed here, see
+:func:`control_partners`). The prompts the search agent uses live in ``prompts/``.
+
+Sample metadata is described in :mod:`._data`.
+"""
+
+from __future__ import annotations
+
+from freshwiki.benchmarks._base import Scorer, register_scorer
+from freshwiki.benchmarks.hellofresh._benchmark import (
+    EDITS_FILE,
+    MAX_NEW_TOKENS,
+    NOTES_FILE,
+    SCORER,
+    TEMPLATES,
+    CorrectScorer,
+    HelloFresh,
+    UnknownTemplateError,
+    edits_factory,
+    notes_factory,
+)
+from freshwiki.benchmarks.hellofresh._data import (
+    POST_SITES,
+    DatasetError,
+    Item,
+    control_partners,
+    edit_subject,
+    load_edit_items,
+    load_note_items,
+    quartile_labels,
+    wikipedia_url,
+)
+from freshwiki.benchmarks.hellofresh._parse import ANSWERS, Answer, is_blocked, parse_answer
+from freshwiki.llm import LLM
+
+PROMPTS = "benchmarks/hellofresh/prompts"
+"""Folder (for :func:`freshwiki.prompting.render_prompt`) of the search agent's prompts."""
+
+
+def _correct_factory(judge: LLM | None) -> Scorer:
+    """The scorer parses text; it needs no model."""
+    del judge
+    return CorrectScorer()
+
+
+register_scorer(SCORER)(_correct_factory)
+
+__all__ = [
+    "ANSWERS",
+    "EDITS_FILE",
+    "MAX_NEW_TOKENS",
+    "NOTES_FILE",
+    "POST_SITES",
+    "PROMPTS",
+    "SCORER",
+    "TEMPLATES",
+    "Answer",
+    "CorrectScorer",
+    "DatasetError",
+    "HelloFresh",
+    "Item",
+    "UnknownTemplateError",
+    "control_partners",
+    "edit_subject",
+    "edits_factory",
+    "is_blocked",
+    "load_edit_items",
+    "load_note_items",
+    "notes_factory",
+    "parse_answer",
+    "quartile_labels",
+    "wikipedia_url",
+]
