@@ -84,11 +84,12 @@ from pathlib import Path
 from typing import Any, Final
 from xml.sax.saxutils import escape
 
+from freshwiki.config import load_settings
 from freshwiki.corpus import clean_wikitext, iter_latest, split_sentences
 from freshwiki.records import Revision
 
 ROOT: Final = Path(__file__).resolve().parents[1]
-SOURCE: Final = (ROOT.parent / "shared" / "data" / "wikipedia" / "dumps"
+SOURCE: Final = (load_settings().settings.data_dir / "wikipedia" / "dumps"
                  / "enwiki-pages-articles-sample.xml.bz2")
 DEFAULT_OUT: Final = Path("/tmp/edits-constructed/history.xml")
 

@@ -37,10 +37,11 @@ from pathlib import Path
 from xml.sax.saxutils import escape
 
 from freshwiki.changes.edits import LabelReport, label_history
+from freshwiki.config import load_settings
 from freshwiki.corpus import iter_revisions
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCE = ROOT.parent / "shared" / "data" / "wikipedia" / "histories" / "article-pear-0.10.xml"
+SOURCE = load_settings().settings.data_dir / "wikipedia" / "histories" / "article-pear-0.10.xml"
 PAGE_SIZE = 200
 SENTENCES = [
     "Pear orchards in the region were expanded considerably during the late nineteenth century.",

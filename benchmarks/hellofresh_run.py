@@ -61,7 +61,7 @@ from freshwiki.evaluation import (
 from freshwiki.retrieval import has_index
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data"
+DATA = load_settings().settings.data_dir
 EXE = Path(sys.executable).with_name("freshwiki")
 SYSTEMS: tuple[tuple[str, str, dict[str, object]], ...] = (
     ("zero-shot", "zero-shot", {}),

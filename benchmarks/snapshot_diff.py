@@ -73,7 +73,7 @@ from freshwiki.corpus import iter_latest, iter_revisions
 from freshwiki.retrieval._embed import Embedder
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data" / "wikipedia"
+DATA = load_settings().settings.data_dir / "wikipedia"
 RESULTS = ROOT / "benchmarks" / "results" / "snapshot_diff.json"
 _LETTERS = re.compile(r"[^\W\d_]+")
 
