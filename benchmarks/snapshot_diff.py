@@ -69,6 +69,7 @@ from freshwiki.changes.snapshots import (
     snapshot_of,
 )
 from freshwiki.changes.snapshots._text import negation_flipped, numbers_replaced
+from freshwiki.config import load_settings
 from freshwiki.corpus import iter_latest, iter_revisions
 from freshwiki.retrieval._embed import Embedder
 
