@@ -200,10 +200,9 @@ async def test_a_run_the_rule_cannot_use_is_refused(tmp_path: Path) -> None:
 def test_train_gate_command_prints_counts_and_confusion(
     _isolated_home: Path, tmp_path: Path,
 ) -> None:
-    import typer
     from typer.testing import CliRunner
 
-    from freshwiki.cli_growover_gate import register
+    from freshwiki import cli
     from freshwiki.config import load_settings
     from freshwiki.evaluation import default_results_path
     from freshwiki.systems.rilm import CertaintyGate
@@ -212,16 +211,10 @@ def test_train_gate_command_prints_counts_and_confusion(
     script.write_text("")  # features only: no chat call is made
     with ResultsStore(default_results_path(load_settings().settings)) as store:
         _fill(store, model_spec=f"scripted:{script}")
-    app = typer.Typer()
-
-    @app.callback()
-    def group() -> None:
-        """Test group."""
-
-    register(app)
     out = tmp_path / "gate.json"
-    result = CliRunner().invoke(app, ["train-gate", RUN[:5], "--out", str(out),
-                                      "--holdout", "0.34", "--seed", "3"])
+    # Through the real command tree (its callback resets the settings each invocation).
+    result = CliRunner().invoke(cli.app, ["growover", "train-gate", RUN[:5], "--out", str(out),
+                                          "--holdout", "0.34", "--seed", "3"])
     assert result.exit_code == 0, result.output
     assert "unchanged hit" in result.output and "reliable" in result.output
     assert "initial hit" in result.output and "unused" in result.output

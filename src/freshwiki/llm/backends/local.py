@@ -21,6 +21,7 @@ the model.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import os
 import threading
 from collections.abc import AsyncIterator, Sequence
@@ -35,6 +36,25 @@ from freshwiki.llm._types import Completion, GenerationParams, Message, Usage
 _LOADED: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
 _LOADED_LOCK = threading.Lock()
 _FEATURE_LOADED: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
+
+
+@atexit.register
+def _close_loaded_models() -> None:
+    """Free every loaded model before the interpreter tears its modules down.
+
+    Models stay loaded for the whole process (clients share them). Left to garbage
+    collection at exit, ``Llama.__del__`` runs after llama_cpp's own globals are gone and
+    prints a traceback; closing them here, while everything still exists, exits cleanly.
+    """
+    for cache in (_FEATURE_LOADED, _LOADED):
+        for llama, lock in list(cache.values()):
+            # A generation still running in a worker thread (Ctrl-C) must not hang the exit.
+            if lock.acquire(timeout=2.0):
+                try:
+                    llama.close()
+                finally:
+                    lock.release()
+        cache.clear()
 PROMPT_CACHE_BYTES = 1 << 30
 
 
