@@ -8,6 +8,7 @@ because a prompt with a hole in it still "works" and quietly ruins an evaluation
 
 from __future__ import annotations
 
+import hashlib
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -72,3 +73,17 @@ def list_prompts() -> list[str]:
 
     walk(root, "")
     return sorted(found)
+
+
+def templates_hash(folder: str, /) -> str:
+    """A short hash of every ``.j2`` template in a packaged folder (e.g. a benchmark's prompts).
+
+    Benchmarks put it in their identity, so that editing a prompt starts a new run (or refuses
+    to extend a dataset) instead of silently mixing outputs of two prompt versions.
+    """
+    digest = hashlib.sha256()
+    root = resources.files("freshwiki").joinpath(folder)
+    for item in sorted(root.iterdir(), key=lambda t: t.name):
+        if item.name.endswith(".j2"):
+            digest.update(item.name.encode() + b"\0" + item.read_bytes())
+    return digest.hexdigest()[:16]

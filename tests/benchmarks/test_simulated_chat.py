@@ -327,6 +327,7 @@ async def test_the_runner_drives_dialogues_commits_once_and_keys_the_simulator(
 def test_editing_a_prompt_changes_the_benchmark_identity(
     settings: Settings, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
 ) -> None:
+    from freshwiki import prompting
     from freshwiki.benchmarks.simulated_chat import _benchmark
 
     before = bench(settings, [topic()]).describe()
@@ -338,5 +339,5 @@ def test_editing_a_prompt_changes_the_benchmark_identity(
     for file in real.glob("*.j2"):
         (prompts / file.name).write_bytes(file.read_bytes())
     (prompts / "user_turn.j2").write_text("Ask something.")
-    monkeypatch.setattr(_benchmark.resources, "files", lambda _package: copy)
+    monkeypatch.setattr(prompting.resources, "files", lambda _package: copy)
     assert bench(settings, [topic()]).describe()["prompts"] != before["prompts"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +19,7 @@ from freshwiki.benchmarks.growover._records import (
 from freshwiki.benchmarks.growover._scorers import scorers_for
 from freshwiki.llm import Message
 from freshwiki.prompting import render_prompt
+from freshwiki.prompting import templates_hash as hash_of_templates
 
 if TYPE_CHECKING:
     from freshwiki.config import Settings
@@ -140,12 +140,7 @@ class GrowOver:
 
 def templates_hash() -> str:
     """A short hash of the evaluation templates."""
-    digest = hashlib.sha256()
-    folder = resources.files("freshwiki").joinpath(TEMPLATES)
-    for item in sorted(folder.iterdir(), key=lambda t: t.name):
-        if item.name.endswith(".j2"):
-            digest.update(item.name.encode() + b"\0" + item.read_bytes())
-    return digest.hexdigest()[:16]
+    return hash_of_templates(TEMPLATES)
 
 
 class SnapshotIndexes:

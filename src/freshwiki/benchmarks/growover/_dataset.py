@@ -26,7 +26,6 @@ import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +48,7 @@ from freshwiki.changes.snapshots import (
     snapshot_of,
 )
 from freshwiki.corpus import ARTICLE_NAMESPACES, iter_latest
+from freshwiki.prompting import templates_hash
 from freshwiki.records import PageRef, Passage
 
 FORMAT = 1
@@ -61,12 +61,7 @@ Progress = Callable[[str, int, "int | None"], None]
 
 def prompts_hash() -> str:
     """A short hash of the generation prompts: a dataset never mixes two prompt versions."""
-    digest = hashlib.sha256()
-    folder = resources.files("freshwiki").joinpath(PROMPTS)
-    for item in sorted(folder.iterdir(), key=lambda t: t.name):
-        if item.name.endswith(".j2"):
-            digest.update(item.name.encode() + b"\0" + item.read_bytes())
-    return digest.hexdigest()[:16]
+    return templates_hash(PROMPTS)
 
 
 def datasets_dir(home: Path) -> Path:

@@ -7,7 +7,6 @@ import datetime as dt
 import hashlib
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +30,7 @@ from freshwiki.benchmarks.simulated_chat._simulator import PROMPTS, next_user_me
 from freshwiki.benchmarks.simulated_chat._topics import CATEGORIES, TopicsError, load_topics
 from freshwiki.config import load_settings
 from freshwiki.llm import LLM, Message, Usage
-from freshwiki.prompting import render_prompt
+from freshwiki.prompting import render_prompt, templates_hash
 from freshwiki.retrieval import LazyIndex, resolve_index_name
 
 if TYPE_CHECKING:
@@ -154,12 +153,7 @@ class SimulatedChat:
 
 def prompts_hash() -> str:
     """A short hash of this benchmark's prompt templates (see :meth:`SimulatedChat.describe`)."""
-    digest = hashlib.sha256()
-    folder = resources.files("freshwiki").joinpath(PROMPTS)
-    for item in sorted(folder.iterdir(), key=lambda t: t.name):
-        if item.name.endswith(".j2"):
-            digest.update(item.name.encode() + b"\0" + item.read_bytes())
-    return digest.hexdigest()[:16]
+    return templates_hash(PROMPTS)
 
 
 def _add(a: Usage, b: Usage) -> Usage:
