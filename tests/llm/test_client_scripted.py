@@ -120,6 +120,29 @@ async def test_overall_timeout_bounds_a_hanging_backend(tmp_path: Path) -> None:
     assert "timeout" in info.value.cause
 
 
+async def test_deadline_cutting_a_retry_short_keeps_the_earlier_backend_error() -> None:
+    # Seen in CI: a refused connection, then a retry that the deadline cut short; the
+    # error said only "no answer within the timeout" and hid the refused connection.
+    class RefusedThenHangs(ScriptedBackend):
+        async def complete(self, messages, params):  # type: ignore[no-untyped-def]
+            if not self.requests:
+                self.requests.append(None)  # type: ignore[arg-type]
+                from freshwiki.llm._errors import TransientBackendError
+
+                raise TransientBackendError("connection refused by 127.0.0.1:9")
+            await asyncio.sleep(5.0)
+            raise AssertionError("the deadline should have cut this attempt")
+
+    llm = LLM(
+        RefusedThenHangs([]),
+        retry=RetryPolicy(max_retries=5, base_delay_s=0.01, max_delay_s=0.01, timeout_s=0.3),
+    )
+    with pytest.raises(LLMUnavailableError) as info:
+        await llm.chat(Q)
+    cause = info.value.cause
+    assert "connection refused by 127.0.0.1:9" in cause and "timeout" in cause
+
+
 def test_backoff_grows_exponentially_with_full_jitter() -> None:
     import random
 

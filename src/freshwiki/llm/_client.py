@@ -286,6 +286,9 @@ class LLM:
         bounded = self.backend.retries_bounded_by_timeout
         deadline = time.monotonic() + policy.timeout_s if bounded else None
         tries = 0
+        # A deadline that cuts the last attempt short would otherwise hide the error the
+        # earlier attempts saw (e.g. "connection refused"), which is the one users can act on.
+        backend_error: str | None = None
         while True:
             tries += 1
             try:
@@ -295,8 +298,11 @@ class LLM:
                 return await asyncio.wait_for(attempt(), timeout=max(remaining, 0.001))
             except TransientBackendError as exc:
                 cause, retry_after = exc.cause, exc.retry_after
+                backend_error = exc.cause
             except TimeoutError:
                 cause, retry_after = f"no answer within the {policy.timeout_s:g} s timeout", None
+                if backend_error is not None:
+                    cause = f"{backend_error} (then {cause})"
             if tries > policy.max_retries:
                 raise self._unavailable(cause, tries, "retries exhausted")
             sleep = policy.delay(tries, retry_after, self._rng)
