@@ -11,21 +11,25 @@ Sources (built at run time, nothing copied into the repository):
 - **real**: ``../shared/data/wikipedia/histories/article-pear.xml`` (Pear, 2002 revisions),
   ``article-pear-0.10.xml`` (Pear as of 2014-12-17, same page id) and ``article-pyrus.xml``
   (Pyrus: mostly a redirect; exercises the recorded skips);
-- **constructed**: two later revisions of Pear (2015-06-01, 2016-06-01) derived from the real
-  2014 text by :func:`constructed_revision` (one constructed sentence appended to every
-  third prose paragraph = new sentences; in the others the first visible number raised =
-  changed facts; paragraphs without a number untouched = unchanged), written to
-  ``OUT/sources/``; plus, with ``--articles N``, N articles of the real enwiki dump slice
-  with the same two constructed revisions each (more instances, tighter intervals).
-  Constructed sentences are not Wikipedia facts; they exist to exercise the update rules.
+- **constructed**: ``--articles N`` articles of the real enwiki dump slice (April-May 2016
+  revisions), each given two *earlier* revisions (2015-06-01, 2015-12-01) derived from its
+  real text by :func:`earlier_revision`, written to ``OUT/sources/constructed.xml``. The
+  construction runs backwards so that what the benchmark asks about at the last snapshot is
+  real Wikipedia: among the first prose paragraphs, some lack their real last sentence at
+  the earlier dates (it appears at the next snapshot: a New fact, a real sentence), some show
+  their first number lowered (it rises to the real value: a Changed fact whose new answer is
+  real) and the rest are untouched (Unchanged). Only the lowered numbers of the earlier
+  snapshots are not Wikipedia facts.
 
-Cuts: 2014-12-31 (real text), 2015-06-30 and 2016-06-30 (constructed edits): three snapshots
-whose text differs. The 2002 revisions are before the first cut and only decide that the page
-existed. The dataset is built under ``FRESHWIKI_HOME/growover/NAME`` (resumable), then every
-system in ``--systems`` (those registered; ``rilm`` when present) is run through the ordinary
-runner on QA and dialogue, and ``OUT/growover.md`` / ``OUT/growover.json`` tabulate per
-snapshot x type the mean F1 / EM / BLEU / hit@k with 95% bootstrap intervals and n
-(``no-retrieval`` hit skips left out). ``freshwiki report RUN...`` gives the HTML report.
+Cuts: 2015-06-30, 2015-12-31, 2016-06-30: three snapshots. Pear's real 2014 revision is the
+latest of that page at every cut (its instances stay Unchanged: the data holds no later edit);
+the 2002 revisions only decide that the page existed. The dataset is built under
+``FRESHWIKI_HOME/growover/NAME`` (resumable), then every system in ``--systems`` (those
+registered) is run with ``--system-model`` through the ordinary runner; ``rilm`` needs a gate
+trained on the ``ralm`` run first (``freshwiki growover train-gate``), which this script does
+when ``rilm`` is asked for. ``OUT/growover.md`` / ``OUT/growover.json`` tabulate per snapshot x
+type the mean F1 / EM / BLEU / hit@k with 95% bootstrap intervals and n (``no-retrieval``
+hit skips left out). ``freshwiki report RUN...`` gives the HTML report.
 
 Text from Wikipedia, CC BY-SA 4.0.
 """
@@ -35,10 +39,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime as dt
+import itertools
 import json
 import re
+import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
@@ -52,7 +59,7 @@ from freshwiki.benchmarks.growover import (
 )
 from freshwiki.changes.snapshots import LLMJudge
 from freshwiki.config import load_settings
-from freshwiki.corpus import iter_latest, iter_revisions
+from freshwiki.corpus import iter_latest
 from freshwiki.evaluation import ResultsStore, default_results_path, run_evaluation, summarize
 from freshwiki.llm import open_llm
 from freshwiki.retrieval import Embedder
@@ -65,65 +72,142 @@ SHARED = load_settings().settings.data_dir / "wikipedia"
 REAL = [SHARED / "histories" / n for n in ("article-pear.xml", "article-pear-0.10.xml",
                                            "article-pyrus.xml")]
 SAMPLE_DUMP = SHARED / "dumps" / "enwiki-pages-articles-sample.xml.bz2"
-CUTS = ["2014-12-31", "2015-06-30", "2016-06-30"]
-EDITS = [("2015-06-01T12:00:00Z", 1), ("2016-06-01T12:00:00Z", 2)]
+CUTS = ["2015-06-30", "2015-12-31", "2016-06-30"]
+EARLIER = ["2015-06-01T12:00:00Z", "2015-12-01T12:00:00Z"]
+"""Dates of the constructed revisions: ``EARLIER[j]`` is ``len(EARLIER) - j`` steps before
+the real text."""
+EDITED_PARAGRAPHS = 12
+"""Only the first prose paragraphs are edited, so big articles do not flood the dataset."""
 _NUMBER = re.compile(r"(?<![\w.,])(\d{2,4})(?![\w,]|\.\d)")
 HEAD = ('<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10" '
         'xml:lang="en"><siteinfo><sitename>Wikipedia</sitename><namespaces>'
         '<namespace key="0" /></namespaces></siteinfo>')
 
 
-def _prose(line: str) -> bool:
-    head = line.lstrip()[:2]
-    if head == "[[" and line.lstrip()[2:].split(":")[0].lower() in ("file", "image", "category"):
-        return False
-    return bool(line.strip()) and head not in ("{{", "{|", "|", "|}", "==", "*", "#", "!",
-                                               "<!", "}}", ":")
+_NOT_PROSE = ("{{", "{|", "|", "!", "==", "*", "#", ":", ";", "<", "}}", "[[File:", "[[Image:",
+              "[[Category:", "[[file:", "[[image:", "[[category:")
 
 
-def constructed_revision(text: str, step: int) -> str:
-    """The ``step``-th constructed edit of a wikitext: see the module docstring.
+def prose_lines(lines: list[str]) -> list[bool]:
+    """Which wikitext lines are article prose paragraphs.
 
-    Prose paragraph ``i`` (in order): ``i % 3 == 1`` gets one constructed sentence appended
-    (new); any other gets its first visible 2-4 digit number raised by ``step`` (a changed
-    fact), and is left alone (unchanged) when it shows no number. Edits accumulate: step 2
-    applies to step 1's text, so a paragraph changed at step 1 changes again.
+    Lines inside a template, table or reference that spans several lines (an infobox, a
+    multi-line citation) are not prose even when they look like it.
+    """
+    flags = []
+    depth = 0  # open {{ and {| across lines
+    in_ref = False
+    for line in lines:
+        stripped = line.strip()
+        flags.append(depth == 0 and not in_ref and bool(stripped)
+                     and not stripped.startswith(_NOT_PROSE))
+        depth = max(depth + line.count("{{") + line.count("{|") - line.count("}}")
+                    - line.count("|}"), 0)
+        opened = len(re.findall(r"<ref(?:\s[^>]*)?(?<!/)>", line))
+        closed = line.count("</ref>")
+        if opened > closed:
+            in_ref = True
+        elif closed > opened:
+            in_ref = False
+    return flags
+
+
+def last_sentence_start(line: str) -> int | None:
+    """Where the last sentence of a wikitext paragraph starts, or None if it has only one.
+
+    A boundary is a full stop (and any ``<ref>`` right after it) followed by a space and a
+    capital letter, outside links, templates and references, so that cutting there leaves
+    markup balanced.
+    """
+    depth = 0
+    in_ref = False
+    starts = []
+    i = 0
+    while i < len(line):
+        if line.startswith(("[[", "{{"), i):
+            depth += 1
+            i += 2
+            continue
+        if line.startswith(("]]", "}}"), i):
+            depth = max(depth - 1, 0)
+            i += 2
+            continue
+        if line.startswith("<ref", i):
+            close = line.find(">", i)
+            if close < 0:
+                return None
+            if line[close - 1] != "/":
+                in_ref = True
+            i = close + 1
+            continue
+        if line.startswith("</ref>", i):
+            in_ref = False
+            i += 6
+            continue
+        if line[i] == "." and depth == 0 and not in_ref:
+            j = i + 1
+            while line.startswith("<ref", j):  # references that close the sentence
+                end = line.find("</ref>", j)
+                tag_end = line.find(">", j)
+                if tag_end >= 0 and line[tag_end - 1] == "/":
+                    j = tag_end + 1
+                elif end >= 0:
+                    j = end + 6
+                else:
+                    break
+            if line[j:j + 1] == " " and line[j + 1:j + 2].isupper():
+                starts.append(j)
+        i += 1
+    return starts[-1] if starts else None
+
+
+def _lower_first_number(line: str, by: int) -> str:
+    # Only visible prose: a number inside a <ref> or a template would change nothing the
+    # cleaned article shows.
+    cut = min((i for i in (line.find("<ref"), line.find("{{")) if i >= 0), default=len(line))
+    head = _NUMBER.sub(lambda m: str(max(int(m.group(1)) - by, 1)), line[:cut], count=1)
+    return head + line[cut:]
+
+
+def earlier_revision(text: str, steps_back: int) -> str:
+    """The article ``steps_back`` constructed edits before its real wikitext ``text``.
+
+    Prose paragraph ``i`` (in order, the first :data:`EDITED_PARAGRAPHS` only):
+    ``i % 4 == 1`` lacks its last sentence at every earlier step (New at the last snapshot),
+    ``i % 4 == 3`` lacks it two steps back (New at the middle snapshot), ``i % 4 == 0`` shows
+    its first visible 2-4 digit number lowered by ``steps_back`` (Changed at each snapshot),
+    ``i % 4 == 2`` is untouched. One-sentence paragraphs and paragraphs without a number
+    stay as they are.
     """
     out = []
     prose = 0
-    for line in text.split("\n"):
-        if _prose(line):
-            if prose % 3 != 1:
-                # Only visible prose: a number inside a <ref> or a template would change
-                # nothing the cleaned article shows.
-                cut = min((i for i in (line.find("<ref"), line.find("{{")) if i >= 0),
-                          default=len(line))
-                head = _NUMBER.sub(lambda m: str(int(m.group(1)) + step), line[:cut], count=1)
-                line = head + line[cut:]
-            else:
-                line = (f"{line} In {2014 + step}, a survey counted {11 * step + prose} "
-                        f"local varieties of this kind.")
+    lines = text.split("\n")
+    for line, is_prose in zip(lines, prose_lines(lines), strict=True):
+        if is_prose:
+            if prose < EDITED_PARAGRAPHS:
+                role = prose % 4
+                if role == 0:
+                    line = _lower_first_number(line, steps_back)
+                elif role == 1 or (role == 3 and steps_back >= 2):
+                    cut = last_sentence_start(line)
+                    if cut is not None:
+                        line = line[:cut]
             prose += 1
         out.append(line)
     return "\n".join(out)
 
 
 def write_constructed(out: Path, articles: int) -> Path:
-    """A history file with the constructed revisions of Pear (and ``articles`` dump pages)."""
-    base = [r for r in iter_revisions(REAL[1])]
-    if articles:
-        pages = [r for r in iter_latest(SAMPLE_DUMP) if r.text.count("\n\n") >= 4
-                 and not r.text.lstrip().lower().startswith("#redirect")][:articles]
-        base += pages
+    """A history file: ``articles`` dump pages, each with its constructed earlier revisions."""
+    pages = list(itertools.islice(
+        (r for r in iter_latest(SAMPLE_DUMP) if r.text.count("\n\n") >= 4
+         and not r.text.lstrip().lower().startswith("#redirect")), articles))
     parts = [HEAD]
-    for rev in base:
-        text = rev.text
-        revs = []
-        if rev.page.id != 24278:  # a dump page: its real text first, dated before the first cut
-            revs.append(_revision(rev.id, "2014-12-01T00:00:00Z", text))
-        for n, (when, step) in enumerate(EDITS, start=1):
-            text = constructed_revision(text, step)
-            revs.append(_revision(rev.id * 10 + n, when, text))
+    for rev in pages:
+        revs = [_revision(rev.id * 10 + n, when,
+                          earlier_revision(rev.text, len(EARLIER) - n))
+                for n, when in enumerate(EARLIER)]
+        revs.append(_revision(rev.id, rev.timestamp.strftime("%Y-%m-%dT%H:%M:%SZ"), rev.text))
         parts.append(f"<page><title>{escape(rev.page.title)}</title><ns>0</ns>"
                      f"<id>{rev.page.id}</id>{''.join(revs)}</page>")
     path = out / "sources" / "constructed.xml"
@@ -138,7 +222,7 @@ def _revision(rid: int, when: str, text: str) -> str:
             f'<text xml:space="preserve">{escape(text)}</text></revision>')
 
 
-def table(items: list[Any], scorer: str) -> list[dict[str, Any]]:
+def table(items: Sequence[Any], scorer: str) -> list[dict[str, Any]]:
     """Mean, 95% CI and n per snapshot x type for one scorer."""
     mine = [i for i in items if i.scorer == scorer]
     if scorer == "growover-hit":
@@ -150,13 +234,29 @@ def table(items: list[Any], scorer: str) -> list[dict[str, Any]]:
     return rows
 
 
+def train_gate(run_id: str, path: Path) -> dict[str, Any]:
+    """Train RiLM's gate on a finished ralm run with the real command; its JSON report."""
+    proc = subprocess.run(
+        [str(Path(sys.executable).with_name("freshwiki")), "growover", "train-gate", run_id,
+         "--out", str(path), "--json"], capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise SystemExit(f"train-gate failed on run {run_id}: {proc.stderr.strip()}")
+    report: dict[str, Any] = json.loads(proc.stdout)
+    return report
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="local:qwen2.5-coder-1.5b")
-    parser.add_argument("--name", default="growover-pear")
+    parser.add_argument("--name", default="growover-2016")
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks/results/growover")
-    parser.add_argument("--articles", type=int, default=0,
-                        help="Also use N articles of the enwiki dump slice (constructed edits).")
+    parser.add_argument("--articles", type=int, default=4,
+                        help="Articles of the enwiki dump slice given constructed earlier "
+                        "revisions (more: more instances, tighter intervals, longer runs).")
+    parser.add_argument("--system-model", default=None,
+                        help="Model of the systems under test (default: --model, which "
+                        "generates the dataset).")
+    parser.add_argument("--k", type=int, default=5, help="Passages RaLM concatenates.")
     parser.add_argument("--kinds", default="qa,dialogue")
     parser.add_argument("--systems", default="vanilla,ralm,ralm-best,rilm")
     parser.add_argument("--limit", type=int, default=None, help="Samples per run (tiny runs).")
@@ -167,6 +267,7 @@ def main() -> int:
     args = parser.parse_args()
 
     settings = load_settings({"model": args.model}).settings
+    system_model = args.system_model or args.model
     args.out.mkdir(parents=True, exist_ok=True)
     sources = [*REAL, write_constructed(args.out, args.articles)]
     kinds = [k for k in args.kinds.split(",") if k]
@@ -185,7 +286,7 @@ def main() -> int:
             return await build_dataset(
                 root, sources, llm=llm, model_spec=args.model, encoder=encoder, cuts=cuts,
                 judge=LLMJudge(llm) if args.judge else None,
-                kinds=kinds,  # type: ignore[arg-type]
+                kinds=kinds,
                 titles={t.strip() for t in args.titles.split(",") if t.strip()} or None,
                 progress=progress, embedder=encoder)
         finally:
@@ -201,21 +302,36 @@ def main() -> int:
     for kind in kinds:
         if not list(GrowOver(dataset, kind=kind).samples()):
             continue
+        ralm_run: str | None = None
         for system in systems:
             t0 = time.perf_counter()
+            options: dict[str, Any] = {"k": args.k} if system == "ralm" else {}
+            if system == "rilm":
+                if ralm_run is None or kind != "qa":
+                    print(f"rilm on {kind} skipped: its gate is trained on a ralm QA run "
+                          "(add ralm to --systems)", file=sys.stderr)
+                    continue
+                gate = args.out / f"gate-{ralm_run}.json"
+                results["gate"] = train_gate(ralm_run, gate)
+                options = {"gate": str(gate), "k": args.k}
             summary = asyncio.run(run_evaluation(
-                "growover", system=system, model=args.model, judge="none", limit=args.limit,
-                benchmark_options={"path": str(root), "kind": kind}, settings=settings))
+                "growover", system=system, model=system_model, judge="none", limit=args.limit,
+                options=options, benchmark_options={"path": str(root), "kind": kind},
+                settings=settings))
+            if system == "ralm":
+                ralm_run = summary.info.run_id
             with ResultsStore(store_path) as store:
                 items = store.load_run(summary.info.run_id).items
             scorers = sorted({i.scorer for i in items})
             results["runs"].append({
                 "system": system, "kind": kind, "run_id": summary.info.run_id,
+                "model": system_model, "options": options,
                 "seconds": round(time.perf_counter() - t0, 1),
                 "failures": len(summary.failures),
                 "tables": {s: table(items, s) for s in scorers}})
     (args.out / "growover.json").write_text(json.dumps(results, indent=2), encoding="utf-8")
-    lines = [f"# GrowOVER: {args.name} ({args.model})", "",
+    lines = [f"# GrowOVER: {args.name} (generated by {args.model}; systems: {system_model})",
+             "",
              "| snapshot | pages | QA initial/unchanged/new/changed | dialogues i/u/n | skips |",
              "| --- | --- | --- | --- | --- |"]
     for s in dataset.snapshots:
@@ -225,6 +341,12 @@ def main() -> int:
             + " | " + "/".join(str(c.get(f"dialogue_{t}", 0))
                                for t in ("initial", "unchanged", "new"))
             + f" | {c.get('skips')} |")
+    if "gate" in results:
+        g = results["gate"]
+        rep = g["report"]
+        lines += ["", f"RiLM gate trained on run {g['run_id']}: labels {g['labels']}, "
+                  f"trained on {rep['n_train']}, held out {rep['n_test']}, held-out accuracy "
+                  f"{rep['accuracy']}"]
     for run in results["runs"]:
         lines += ["", f"## {run['system']} · {run['kind']} (run {run['run_id']}, "
                   f"{run['seconds']} s, {run['failures']} failures)", "",

@@ -141,8 +141,10 @@ def constructed_edits(home: Path, articles: int, per_label: int) -> Path | None:
 async def evaluate_all(datasets: list[tuple[str, str, Path]], model: str, limit: int | None,
                        index: str | None) -> list[str]:
     run_ids = []
-    for name, benchmark, path in datasets:
-        for label, system, options in SYSTEMS:
+    # Systems outermost: the cheap zero-shot runs finish on every dataset before the
+    # search agent starts, so a run cut short still has one regime complete everywhere.
+    for label, system, options in SYSTEMS:
+        for name, benchmark, path in datasets:
             opts = dict(options)
             if system == "search-agent" and index:
                 opts["index"] = index
