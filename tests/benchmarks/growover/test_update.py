@@ -159,9 +159,10 @@ def test_unverified_alignment_labels_are_never_trusted() -> None:
     # Similarity 0.8 with no number or negation change: the no-LLM fallback calls it
     # unchanged but flags it ambiguous, so the instance resting on it is dropped.
     old = snap([["Alpha is a small town."]])
-    new = snap([["Alpha is a little town."]], revision=2)
+    new = snap([["Alpha is a tiny rural town."]], revision=2)
     b = PageBuilder(Generator(LLM(ScriptedBackend([]))),
-                    Encoder(pairs=[("Alpha is a small town.", "Alpha is a little town.", 0.8)]))
+                    Encoder(pairs=[("Alpha is a small town.", "Alpha is a tiny rural town.",
+                                    0.8)]))
     inst = QAInstance("7-s00-qa-001", 7, "Alpha", "initial", "2024-01", "2024-01-01", "q?",
                       "town", Evidence.of(old, [0]))
     result = asyncio.run(b.update(old, [inst], new, "2024-02-01", 1))

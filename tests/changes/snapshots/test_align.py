@@ -8,6 +8,7 @@ import pytest
 
 from freshwiki.changes.snapshots import (
     Aligner,
+    AlignOptions,
     EmptySnapshotError,
     LLMJudge,
     NoEncoderError,
@@ -49,10 +50,51 @@ def test_a_number_is_not_normalized_away() -> None:
     # "1,000" and "1,500" must reach the later steps, not be equal keys.
     old = snap(["It has 1,000 people."])
     new = snap(["It has 1,500 people."])
-    enc = FakeEncoder([("It has 1,000 people.", "It has 1,500 people.", 0.9)])
-    result = align(old, new, encoder=enc)
-    assert labels(result.new_labels) == [("changed", "rule")]
+    result = align(old, new, encoder=FakeEncoder(fail=True))
+    assert labels(result.new_labels) == [("changed", "lexical")]
     assert result.changed == [(0, 0)]
+
+
+# -- step 2b: one sentence touched, decided from its words --------------------------------
+
+def test_one_touched_sentence_is_decided_from_its_words_without_embeddings() -> None:
+    old = snap(["Alpha is a town.", "It had 1,200 people in 2010.", "The mayor is Bea.",
+                "The river is wide.", "Trains stop there.", "Buses do not stop there.",
+                "The lake is deep."])
+    new = snap(["Alpha is a town.", "It had 1,450 people in 2010.", "The mayor is Bea.",
+                "The river is very wide.", "Trains stop there.", "Buses do stop there.",
+                "The lake is deep."], revision=2)
+    result = align(old, new, encoder=FakeEncoder(fail=True))
+    assert labels(result.new_labels)[1] == ("changed", "lexical")   # a number replaced
+    assert labels(result.new_labels)[3] == ("unchanged", "lexical")  # "very" added
+    assert labels(result.new_labels)[5] == ("changed", "lexical")   # negation dropped
+    assert result.to_growover()["C"] == [[1, 1], [5, 5]]
+    assert result.old_to_new[3] == 3
+    assert labels(result.old_labels)[1] == ("changed", "lexical")
+    assert labels(result.old_labels)[3] == ("unchanged", "lexical")
+    assert result.embedded == 0
+
+
+def test_a_name_added_is_left_to_the_embeddings() -> None:
+    # "Franciscan" is a name: words alone cannot tell a rewording from a new fact.
+    a, b = "It was founded by monks.", "It was founded by Franciscan monks."
+    enc = FakeEncoder([(a, b, 0.95)])
+    result = align(snap(["Alpha is a town.", a]), snap(["Alpha is a town.", b], revision=2),
+                   encoder=enc)
+    assert labels(result.new_labels)[1] == ("unchanged", "rule")  # the embedding step's
+    assert sorted(enc.encoded) == sorted([a, b]) and result.embedded == 2
+
+
+def test_word_edit_share_and_content_flag() -> None:
+    from freshwiki.changes.snapshots._text import word_edit
+
+    assert word_edit("The river is wide.", "The river is wide.") == (1.0, False)
+    kept, content = word_edit("The river is wide.", "The river is very wide.")
+    assert kept == pytest.approx(2 * 4 / 9) and not content
+    # Capitalised first words are not names: "Notably, the ..." only adds "Notably".
+    assert word_edit("The river is wide.", "Notably, the river is wide.")[1] is False
+    assert word_edit("He was born in Paris.", "He was born in Lyon.")[1] is True
+    assert word_edit("It had 12 rooms.", "It had 14 rooms.")[1] is True
 
 
 def test_moved_sentence_is_unchanged_not_new_plus_deleted() -> None:
@@ -151,7 +193,9 @@ def test_embedding_thresholds_and_rules() -> None:
 def test_a_replaced_number_is_a_change_even_above_the_unchanged_cut() -> None:
     # Encoders hardly move for one digit: 0.995 would be "unchanged" by similarity alone.
     a, b = "The dam is 120 m high.", "The dam is 125 m high."
-    result = align(snap([a]), snap([b]), encoder=FakeEncoder([(a, b, 0.995)]))
+    embeddings_only = AlignOptions(lexical_min=1.01)  # the embedding step's own rule
+    result = align(snap([a]), snap([b]), encoder=FakeEncoder([(a, b, 0.995)]),
+                   options=embeddings_only)
     assert labels(result.new_labels) == [("changed", "rule")]
     assert result.to_growover() == {"S": {}, "C": [[0, 0]], "N": [], "D": []}
 

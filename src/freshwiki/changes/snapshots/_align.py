@@ -7,6 +7,10 @@
 2. **Groups between anchors.** Wikipedia keeps sentence order, so what an edit touched lies
    in the runs of unmatched sentences between two anchors. Inside each run, joined keys of up
    to ``max_group`` consecutive sentences find merges and splits ("A. B." → "A; b.").
+   A run of exactly one old and one new sentence that keep most of their words
+   (``lexical_min``, 0.8) is the commonest edit of all: one sentence touched. Its words
+   decide it when they can: a number replaced or a negation flipped is changed, a rewording
+   that touches no name, number or negation is unchanged; anything else goes on to step 3.
 3. **Embeddings.** Only sentences still unmatched are embedded, and each is compared with
    the still-unmatched sentences of the other side: this is where the speed comes from (the
    GrowOVER method embeds every sentence and compares all pairs). A close pair (≥ 0.6) whose
@@ -35,7 +39,12 @@ import numpy as np
 import numpy.typing as npt
 
 from freshwiki.changes.snapshots._judge import Encoder, Judge
-from freshwiki.changes.snapshots._text import negation_flipped, normalize, numbers_replaced
+from freshwiki.changes.snapshots._text import (
+    negation_flipped,
+    normalize,
+    numbers_replaced,
+    word_edit,
+)
 from freshwiki.changes.snapshots._types import (
     Alignment,
     AlignOptions,
@@ -82,9 +91,12 @@ class _Work:
     old_best: dict[int, tuple[int, float]] = field(default_factory=dict)
     embedded: int = 0
     llm_calls: int = 0
+    changed_old: set[int] = field(default_factory=set)
+    """Old sentences already decided changed (their new counterpart holds the decision)."""
 
     def unmatched_old(self) -> list[int]:
-        return [i for i in range(len(self.okeys)) if i not in self.old_step]
+        return [i for i in range(len(self.okeys))
+                if i not in self.old_step and i not in self.changed_old]
 
     def unmatched_new(self) -> list[int]:
         return [j for j in range(len(self.nkeys)) if j not in self.new_dec]
@@ -199,6 +211,7 @@ class Aligner:
                 step = "exact" if old.texts[i] == new.texts[j] else "normalized"
                 work.link([i], [j], step, "same sentence, moved")
         self._group_step(work)
+        self._lexical_step(work)
         return work
 
     def _gaps(self, work: _Work) -> list[tuple[list[int], list[int]]]:
@@ -239,6 +252,31 @@ class Aligner:
                 what = "merged" if k > m else "split"
                 work.link(group_o, group_n, "group",
                           f"{k} sentence(s) {what} into {m}, same words")
+
+    def _lexical_step(self, work: _Work) -> None:
+        if self.options.lexical_min > 1.0:
+            return
+        for olds, news in self._gaps(work):
+            if len(olds) != 1 or len(news) != 1:
+                continue
+            i, j = olds[0], news[0]
+            old_text, new_text = work.old.texts[i], work.new.texts[j]
+            kept, touches_content = word_edit(old_text, new_text)
+            if kept < self.options.lexical_min:
+                continue
+            share = f"{kept:.0%} of the words kept"
+            if numbers_replaced(old_text, new_text):
+                why = f"a number was replaced ({share})"
+            elif negation_flipped(old_text, new_text):
+                why = f"negation flipped ({share})"
+            elif not touches_content:
+                work.link([i], [j], "lexical", f"rewording ({share}; no name, number or "
+                          "negation differs)", similarity=None)
+                continue
+            else:  # a name or a number changed without a clear replacement: embeddings decide
+                continue
+            work.new_dec[j] = _Decision("changed", (i,), None, "lexical", reason=why)
+            work.changed_old.add(i)
 
     # -- step 3 ---------------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ common real change between snapshots.
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -28,6 +29,7 @@ _NUMBER_WORDS = {
     "twenty": "20", "thirty": "30", "hundred": "100", "thousand": "1000", "million": "1000000",
     "billion": "1000000000", "first": "1st", "second": "2nd", "third": "3rd",
 }
+_TOKEN = re.compile(r"\w+", re.UNICODE)
 _NEGATIONS = frozenset({"not", "no", "never", "none", "neither", "nor", "cannot", "without"})
 
 
@@ -72,6 +74,31 @@ def numbers_replaced(old: str, new: str, *, min_overlap: float = 0.5) -> bool:
 def negation_flipped(old: str, new: str) -> bool:
     """Whether one sentence negates and the other does not (different negation parity)."""
     return negations(old) % 2 != negations(new) % 2
+
+
+def word_edit(old: str, new: str) -> tuple[float, bool]:
+    """How much of a sentence's wording an edit kept, and whether it touched a name or number.
+
+    Returns:
+        The share of words kept (difflib ratio over case-folded words: 1.0 for the same
+        words) and whether any word that differs holds a digit or is capitalised other than
+        as the sentence's first word (a name: "born in Paris" → "born in Lyon" is a fact
+        changed, not a rewording).
+    """
+    old_words, new_words = _TOKEN.findall(old), _TOKEN.findall(new)
+    matcher = difflib.SequenceMatcher(
+        None, [w.casefold() for w in old_words], [w.casefold() for w in new_words],
+        autojunk=False)
+    content = False
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            continue
+        for words, start, stop in ((old_words, i1, i2), (new_words, j1, j2)):
+            for k in range(start, stop):
+                word = words[k]
+                if any(c.isdigit() for c in word) or (k > 0 and word[:1].isupper()):
+                    content = True
+    return matcher.ratio(), content
 
 
 def sentences_of(paragraphs: Iterable[Paragraph]) -> tuple[list[SnapshotSentence], list[str]]:

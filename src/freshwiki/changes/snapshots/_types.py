@@ -18,7 +18,9 @@ from freshwiki.errors import FreshwikiError
 Label = Literal["unchanged", "changed", "new", "deleted"]
 """New side: unchanged, changed or new; old side: unchanged, changed or deleted."""
 
-Step = Literal["exact", "normalized", "group", "embedding", "rule", "llm", "fallback", "none"]
+Step = Literal[
+    "exact", "normalized", "group", "lexical", "embedding", "rule", "llm", "fallback", "none"
+]
 """Which step of the aligner decided a label (``none``: nothing to compare against)."""
 
 Relation = Literal["entailment", "neutral", "contradiction"]
@@ -297,9 +299,13 @@ class AlignOptions:
     Attributes:
         thresholds: Similarity cut-offs.
         max_group: Longest run of sentences the group step joins to find merges and splits.
+        lexical_min: Share of words kept (see ``word_edit``) at or above which a lone edited
+            sentence between two anchors is decided from its words, without embeddings;
+            above 1.0 turns that step off.
         llm_max_tokens: Token cap of one LLM check.
     """
 
     thresholds: Thresholds = field(default_factory=Thresholds)
     max_group: int = 3
+    lexical_min: float = 0.8
     llm_max_tokens: int = 120
