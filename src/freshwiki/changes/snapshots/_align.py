@@ -7,10 +7,11 @@
 2. **Groups between anchors.** Wikipedia keeps sentence order, so what an edit touched lies
    in the runs of unmatched sentences between two anchors. Inside each run, joined keys of up
    to ``max_group`` consecutive sentences find merges and splits ("A. B." → "A; b.").
-   A run of exactly one old and one new sentence that keep most of their words
-   (``lexical_min``, 0.8) is the commonest edit of all: one sentence touched. Its words
-   decide it when they can: a number replaced or a negation flipped is changed, a rewording
-   that touches no name, number or negation is unchanged; anything else goes on to step 3.
+   Within a run, an old and a new sentence that are each other's closest in wording and
+   keep most of their words (``lexical_min``, 0.8) are the commonest edit of all: one
+   sentence touched. Their words decide it when they can: a number replaced or a negation
+   flipped is changed, a rewording that touches no name, number or negation is unchanged;
+   anything else goes on to step 3.
 3. **Embeddings.** Only sentences still unmatched are embedded, and each is compared with
    the still-unmatched sentences of the other side: this is where the speed comes from (the
    GrowOVER method embeds every sentence and compares all pairs). A close pair (≥ 0.6) whose
@@ -57,6 +58,9 @@ from freshwiki.changes.snapshots._types import (
     SnapshotMismatchError,
     Step,
 )
+
+_LEXICAL_MAX_PAIRS = 36
+"""Gaps with more (old x new) sentence pairs than this skip the word comparison."""
 
 
 @dataclass
@@ -257,26 +261,35 @@ class Aligner:
         if self.options.lexical_min > 1.0:
             return
         for olds, news in self._gaps(work):
-            if len(olds) != 1 or len(news) != 1:
-                continue
-            i, j = olds[0], news[0]
-            old_text, new_text = work.old.texts[i], work.new.texts[j]
-            kept, touches_content = word_edit(old_text, new_text)
-            if kept < self.options.lexical_min:
-                continue
-            share = f"{kept:.0%} of the words kept"
-            if numbers_replaced(old_text, new_text):
-                why = f"a number was replaced ({share})"
-            elif negation_flipped(old_text, new_text):
-                why = f"negation flipped ({share})"
-            elif not touches_content:
-                work.link([i], [j], "lexical", f"rewording ({share}; no name, number or "
-                          "negation differs)", similarity=None)
-                continue
-            else:  # a name or a number changed without a clear replacement: embeddings decide
-                continue
-            work.new_dec[j] = _Decision("changed", (i,), None, "lexical", reason=why)
-            work.changed_old.add(i)
+            if len(olds) * len(news) > _LEXICAL_MAX_PAIRS:
+                continue  # a rewritten section: the embeddings compare it
+            edits = {(i, j): word_edit(work.old.texts[i], work.new.texts[j])
+                     for i in olds for j in news}
+            best_new = {i: max(news, key=lambda n: edits[i, n][0]) for i in olds}
+            best_old = {j: max(olds, key=lambda o: edits[o, j][0]) for j in news}
+            for i, j in best_new.items():
+                kept, touches_content = edits[i, j]
+                if best_old[j] != i or kept < self.options.lexical_min:
+                    continue
+                self._decide_from_words(work, i, j, kept, touches_content)
+
+    @staticmethod
+    def _decide_from_words(work: _Work, i: int, j: int, kept: float,
+                           touches_content: bool) -> None:
+        old_text, new_text = work.old.texts[i], work.new.texts[j]
+        share = f"{kept:.0%} of the words kept"
+        if numbers_replaced(old_text, new_text):
+            why = f"a number was replaced ({share})"
+        elif negation_flipped(old_text, new_text):
+            why = f"negation flipped ({share})"
+        elif not touches_content:
+            work.link([i], [j], "lexical", f"rewording ({share}; no name, number or negation "
+                      "differs)", similarity=None)
+            return
+        else:  # a name or a number changed without a clear replacement: embeddings decide
+            return
+        work.new_dec[j] = _Decision("changed", (i,), None, "lexical", reason=why)
+        work.changed_old.add(i)
 
     # -- step 3 ---------------------------------------------------------------------------
 
