@@ -10,7 +10,7 @@ What it does, resumably (every evaluation is a ``freshwiki eval`` run in the hom
 store, so re-running the same command continues where it stopped):
 
 1. **Notes**: the real Community Notes (``../shared/data/communitynotes``) labelled and
-   balanced per month, seed 0, with the notes layer's own functions: 44 notes over
+   balanced per month, seed 0, with the notes layer's own functions: 42 notes over
    2021-01..03 (``HOME/notes/balanced-month-seed0.jsonl``).
 2. **Edits**: (a) *real*: the real histories (``../shared/data/wikipedia/histories``)
    labelled by ``freshwiki edits label`` and balanced per week (2 edits, one week: a

@@ -26,26 +26,26 @@ def test_load_real_data_json_then_build(shared_data: Path, _isolated_home: Path)
     assert data["counts"] == {
         "2021-01": {"helpful": 24, "not_helpful": 6},
         "2021-02": {"helpful": 53, "not_helpful": 11},
-        "2021-03": {"helpful": 20, "not_helpful": 5},
+        "2021-03": {"helpful": 20, "not_helpful": 4},
     }
-    assert data["labels"] == {"helpful": 97, "not_helpful": 22}
-    assert data["excluded"] == {"needs more ratings": 771, "no status": 3990}
-    assert data["status_sources"] == {"scoredNotes": 890}
+    assert data["labels"] == {"helpful": 97, "not_helpful": 21}
+    assert data["excluded"] == {"needs more ratings": 771, "no status": 3989}
+    assert data["status_sources"] == {"scoredNotes": 889}
     assert data["regime"] == "note_only"
     # Default location: the freshwiki home.
     labelled = _isolated_home / "notes" / "labelled.jsonl"
     assert data["labelled"] == str(labelled)
-    assert len(read_jsonl(labelled)) == 119
+    assert len(read_jsonl(labelled)) == 118
     assert json.loads((_isolated_home / "notes" / "load-report.json").read_text())[
-        "records"] == 119
+        "records"] == 118
 
     built = runner.invoke(app, ["notes", "build", "--seed", "4", "--json"])
     assert built.exit_code == 0, built.output
     summary = json.loads(built.stdout)
-    assert summary["records"] == 44
+    assert summary["records"] == 42  # 2 x (6 + 11 + 4)
     assert summary["unbalanced_periods"] == []
     dataset = read_jsonl(_isolated_home / "notes" / "balanced-month-seed4.jsonl")
-    assert len(dataset) == 44
+    assert len(dataset) == 42
 
 
 def test_load_table_with_posts_and_out(tmp_path: Path) -> None:

@@ -174,7 +174,8 @@ def load_note_items(path: Path, period: str = "month") -> list[Item]:
     """The labelled notes in ``path`` (``freshwiki notes load`` / ``notes build`` output).
 
     Raises:
-        DatasetError: missing file, a line that is not a labelled note, or no notes at all.
+        DatasetError: missing file, a line that is not a labelled note, a note without text,
+            or no notes at all.
     """
     records: list[LabelledNote] = []
     for number, data in _lines(path, "labelled notes", NOTES_COMMAND):
@@ -197,6 +198,10 @@ def load_note_items(path: Path, period: str = "month") -> list[Item]:
     for record, key, quartile in zip(records, periods, quartiles, strict=True):
         note = record.note
         text = " ".join(note.summary.split())
+        if not text:  # `notes load` skips blank notes; an older or hand-made file may not
+            raise DatasetError(f"{path}: note {note.note_id} has no text to classify",
+                               hint=f"rebuild the dataset with `{NOTES_COMMAND}` (it skips "
+                               "blank notes), or remove that line.")
         metadata: dict[str, Any] = {
             "label": "yes" if record.label == "helpful" else "no",
             "gold": record.label,

@@ -352,6 +352,10 @@ def load_notes(folder: Path, posts: Path | None = None, *,
             if not post_id:
                 rep.skipped["empty tweetId"] += 1
                 return
+            if not row[cols.summary].strip():
+                # Real rows do this (a note of " "): nothing to classify or search from.
+                rep.skipped["empty summary (the note has no text)"] += 1
+                return
             seen_notes.add(note_id)
             rep.used += 1
             report.notes += 1
