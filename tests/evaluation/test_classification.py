@@ -277,3 +277,14 @@ def test_runs_of_different_benchmarks_are_not_paired(tmp_path: Path) -> None:
     assert "## Paired comparisons" not in md_path.read_text()
     _, md_path = write_report([run("r1", "zero-shot"), run("r2", "search")], tmp_path)
     assert "## Paired comparisons" in md_path.read_text()
+
+
+def test_runs_of_one_benchmark_on_disjoint_samples_are_not_paired(tmp_path: Path) -> None:
+    # The HelloFresh figure runs hellofresh-edits on the real and the constructed edits: no
+    # sample in common, so a paired comparison would be a table of "no pairs".
+    other = run("r2", "zero-shot")
+    renamed = tuple(ScoredItem(**{**i.__dict__, "sample_id": "other-" + i.sample_id})
+                    for i in other.items)
+    _, md_path = write_report([run("r1", "zero-shot"), RunResults(other.info, renamed)],
+                              tmp_path)
+    assert "## Paired comparisons" not in md_path.read_text()

@@ -518,6 +518,10 @@ def _comparison(a: RunView, b: RunView) -> ComparisonView:
     return ComparisonView(a=a, b=b, scorers=tuple(per_scorer))
 
 
+def _share_samples(a: RunResults, b: RunResults) -> bool:
+    return not {i.sample_id for i in a.items}.isdisjoint(i.sample_id for i in b.items)
+
+
 def _difference_summary(c: PairedComparison) -> GroupSummary | None:
     if c.difference is None:
         return None
@@ -649,9 +653,11 @@ def write_report(results: Sequence[RunResults], out_dir: Path | str, *,
                              hint="pass one or more run ids; `freshwiki runs` lists them.")
     views = [_run_view(r, label, by) for r, label in zip(results, _labels(results),
                                                           strict=True)]
-    # Runs of different benchmarks share no samples: comparing them would only list empty pairs.
+    # Runs that share no sample (other benchmarks, or one benchmark on two datasets) would
+    # only list empty pairs.
     comparisons = [_comparison(a, b) for a, b in combinations(views, 2)
-                   if a.results.info.benchmark == b.results.info.benchmark]
+                   if a.results.info.benchmark == b.results.info.benchmark
+                   and _share_samples(a.results, b.results)]
     shared = [s for s in views[0].scorers if all(s in v.scorers for v in views[1:])]
     runs_charts = [_runs_chart(views, s) for s in shared] if len(views) > 1 else []
     benchmarks = sorted({r.info.benchmark for r in results})
