@@ -11,8 +11,10 @@ benchmark) must read a system's output without importing the systems layer.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from freshwiki.errors import FreshwikiError
@@ -272,3 +274,12 @@ def _load_builtin() -> None:
     import freshwiki.benchmarks.hellofresh
     import freshwiki.benchmarks.simulated_chat
     import freshwiki.benchmarks.wikicontradict  # noqa: F401
+
+
+def file_sha256(path: Path) -> str:
+    """A data file's content hash, so a run or dataset records exactly which inputs it used."""
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

@@ -6,6 +6,7 @@ import datetime as dt
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from freshwiki.benchmarks._base import file_sha256
 from freshwiki.benchmarks.growover._dataset import (
     Dataset,
     PageInput,
@@ -13,7 +14,6 @@ from freshwiki.benchmarks.growover._dataset import (
     SnapshotInfo,
     dump_cut,
     dump_pages,
-    file_sha256,
     history_pages,
     resolve_cut,
 )

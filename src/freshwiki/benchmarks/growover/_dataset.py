@@ -21,7 +21,6 @@ only once its manifest entry says ``complete`` (passages and index written).
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -29,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from freshwiki.benchmarks._base import file_sha256
 from freshwiki.benchmarks.growover._passages import evidence_passages, snapshot_passages
 from freshwiki.benchmarks.growover._records import (
     TYPES,
@@ -145,15 +145,6 @@ def dump_pages(path: Path, cut: dt.datetime, titles: set[str] | None = None
     for rev in iter_latest(path, namespaces=ARTICLE_NAMESPACES):
         if titles is None or rev.page.title in titles:
             yield _usable(snapshot_of(rev, cut=cut), rev.page, f"in {path.name}")
-
-
-def file_sha256(path: Path) -> str:
-    """The content hash of a source file (recorded so a dataset names its exact inputs)."""
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 @dataclass(frozen=True)

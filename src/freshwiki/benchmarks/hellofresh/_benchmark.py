@@ -12,13 +12,13 @@ from freshwiki.benchmarks._base import (
     Score,
     Scorer,
     Task,
+    file_sha256,
     register_benchmark,
 )
 from freshwiki.benchmarks.hellofresh._data import (
     DatasetError,
     Item,
     attach_controls,
-    file_sha256,
     load_edit_items,
     load_note_items,
 )

@@ -23,7 +23,6 @@ What a sample carries (``Sample.metadata``), for scoring and for breaking result
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 import statistics
@@ -132,15 +131,6 @@ def attach_controls(items: Sequence[Item], seed: int) -> list[Sample]:
             metadata={**item.metadata, "control": control},
         ))
     return samples
-
-
-def file_sha256(path: Path) -> str:
-    """The file's content hash, so a run records exactly which data it used."""
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _lines(path: Path, kind: str, command: str) -> Iterator[tuple[int, dict[str, Any]]]:
