@@ -23,11 +23,11 @@ test: $(STAMP) lint
 	$(VENV)/bin/python -m pytest
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff check src tests experiments
 	$(VENV)/bin/mypy
 
 bench: $(STAMP)
-	$(VENV)/bin/python benchmarks/llm_backends.py
+	$(VENV)/bin/python experiments/llm_backends.py
 
 ## Re-pin every package after changing dependencies in pyproject.toml.
 lock: $(STAMP)

@@ -1,6 +1,6 @@
 """Real passages for retrieval tests and measurements, built the way the corpus layer does.
 
-Shared by the test fixtures and ``benchmarks/retrieval.py``; reads only ``../shared/data``.
+Shared by the test fixtures and ``experiments/retrieval.py``; reads only ``../shared/data``.
 """
 
 from __future__ import annotations

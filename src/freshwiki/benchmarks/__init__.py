@@ -1,10 +1,25 @@
 """Benchmarks as data: a loader of typed samples, prompt templates, and scorers.
 
-The runner (``freshwiki.evaluation``) finds benchmarks and scorers by name in the registries
-here; systems (``freshwiki.systems``) turn the rendered :class:`Task` into an :class:`Output`.
+The runner (``freshwiki.evaluation``) finds benchmarks and scorers by name (``_registry``:
+built-ins as a lazy table, plug-ins by decorator, ``FRESHWIKI_PLUGINS`` or entry points);
+systems (``freshwiki.systems``) turn the rendered :class:`Task` into an :class:`Output`. The
+seam types live in :mod:`freshwiki.seams` and are re-exported here.
 """
 
-from freshwiki.benchmarks._base import (
+from freshwiki.benchmarks._files import file_sha256
+from freshwiki.benchmarks._registry import (
+    BUILTIN_BENCHMARKS,
+    BUILTIN_SCORERS,
+    UnknownBenchmarkError,
+    UnknownScorerError,
+    benchmark_names,
+    load_benchmark,
+    load_scorer,
+    register_benchmark,
+    register_scorer,
+    scorer_names,
+)
+from freshwiki.seams import (
     Benchmark,
     BenchmarkFactory,
     Dialogue,
@@ -16,17 +31,11 @@ from freshwiki.benchmarks._base import (
     Scorer,
     ScorerFactory,
     Task,
-    UnknownBenchmarkError,
-    UnknownScorerError,
-    benchmark_names,
-    load_benchmark,
-    load_scorer,
-    register_benchmark,
-    register_scorer,
-    scorer_names,
 )
 
 __all__ = [
+    "BUILTIN_BENCHMARKS",
+    "BUILTIN_SCORERS",
     "Benchmark",
     "BenchmarkFactory",
     "Dialogue",
@@ -41,6 +50,7 @@ __all__ = [
     "UnknownBenchmarkError",
     "UnknownScorerError",
     "benchmark_names",
+    "file_sha256",
     "load_benchmark",
     "load_scorer",
     "register_benchmark",

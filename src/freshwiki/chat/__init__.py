@@ -21,6 +21,7 @@ from freshwiki.chat._types import (
     TurnTrace,
     Verdict,
 )
+from freshwiki.chat.factcheck import check_reply
 from freshwiki.chat.pipeline import ChatError, GroundedChat, GroundedReplyStream
 
 __all__ = [
@@ -42,4 +43,5 @@ __all__ = [
     "StageRecord",
     "TurnTrace",
     "Verdict",
+    "check_reply",
 ]

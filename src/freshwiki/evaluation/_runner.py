@@ -39,10 +39,8 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import hashlib
-import importlib
 import json
 import math
-import os
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -79,12 +77,12 @@ from freshwiki.errors import FreshwikiError
 from freshwiki.evaluation._store import ResultsStore, default_results_path, work_set_items
 from freshwiki.evaluation._types import FailedItem, RunInfo
 from freshwiki.llm import LLM, open_llm
+from freshwiki.plugins import PluginError, import_plugins
 from freshwiki.systems import System, SystemSetupError, load_system
 
 if TYPE_CHECKING:
     from rich.progress import Task as ProgressTask
 
-PLUGINS_ENV = "FRESHWIKI_PLUGINS"
 DEFAULT_MAX_CONSECUTIVE_FAILURES = 10
 RUN_ID_LENGTH = 12
 
@@ -103,25 +101,19 @@ class SystemicFailureError(EvaluationError):
 def load_plugins(environ: Mapping[str, str] | None = None) -> list[str]:
     """Import the modules named in ``FRESHWIKI_PLUGINS`` so their registrations run.
 
+    The registries also do this on their first lookup; the runner calls it up front so that a
+    bad plug-in stops the run before any model is loaded.
+
     Returns:
         The module names imported.
 
     Raises:
         EvaluationError: a module cannot be imported (naming it and why).
     """
-    env = os.environ if environ is None else environ
-    names = [n.strip() for n in env.get(PLUGINS_ENV, "").split(",") if n.strip()]
-    for name in names:
-        try:
-            importlib.import_module(name)
-        except Exception as exc:
-            raise EvaluationError(
-                f"{PLUGINS_ENV}: cannot import plugin module {name!r} "
-                f"({type(exc).__name__}: {exc})",
-                hint="name importable modules, comma-separated (is it on PYTHONPATH?), or "
-                f"unset {PLUGINS_ENV}.",
-            ) from exc
-    return names
+    try:
+        return import_plugins(environ)
+    except PluginError as exc:
+        raise EvaluationError(exc.message, hint=exc.hint) from exc.__cause__
 
 
 @lru_cache(maxsize=1)

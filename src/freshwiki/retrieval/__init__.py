@@ -47,6 +47,7 @@ from freshwiki.retrieval._hybrid import (
     default_index_dir,
 )
 from freshwiki.retrieval._lazy import LazyIndex
+from freshwiki.retrieval._snapshots import SnapshotIndexes, shared_snapshot_indexes
 from freshwiki.retrieval._time import TimeIntent, rerank_order, time_scores
 
 __all__ = [
@@ -69,6 +70,7 @@ __all__ = [
     "Progress",
     "RetrievalError",
     "SearchHit",
+    "SnapshotIndexes",
     "TimeIntent",
     "Tokenizer",
     "build_default_index",
@@ -83,5 +85,6 @@ __all__ = [
     "open_search_index",
     "rerank_order",
     "resolve_index_name",
+    "shared_snapshot_indexes",
     "time_scores",
 ]

@@ -20,7 +20,7 @@ at query time with the statistics of the whole index (N, df, avgdl). Consequence
   a query touches few arrays. Merging concatenates sorted runs (a stable sort of presorted
   runs is linear-ish), far cheaper than re-tokenising.
 - The query-time formula costs a gather and three vector operations per posting; that buys
-  exact incremental adds. On the million-passage scaled index of ``benchmarks/retrieval.py``
+  exact incremental adds. On the million-passage scaled index of ``experiments/retrieval.py``
   (31M postings; real questions touching 122k postings on average) a query takes 1.5 ms
   p50 on its own (3.0 ms between query encodings, which evict its arrays from the caches):
   ~0.6 ms gathering postings, ~1 ms summing them per passage, ~0.5 ms ranking, which uses

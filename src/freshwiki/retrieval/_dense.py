@@ -11,7 +11,7 @@ Index choice, by size (384-d float32, one query at a time, 2 cores):
   stale as passages are added). The switch happens inside :meth:`DenseIndex.add` when the
   size crosses ``flat_max``: the graph is built once from the stored vectors.
 
-efSearch is 512 (raised to ``k`` when ``k`` is larger), chosen with ``benchmarks/
+efSearch is 512 (raised to ``k`` when ``k`` is larger), chosen with ``experiments/
 retrieval.py`` (the dense index asked for 100 hits, as the hybrid search asks, against
 exact search over the same vectors). On the 11k real passages, 128 already finds 99.4% of
 the exact top 10. On the million-passage scaled index (real passages repeated, vectors

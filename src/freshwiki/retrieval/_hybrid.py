@@ -5,7 +5,7 @@ filters), fuses their top ``depth`` (100) lists, optionally reorders the top ``p
 time intent (:mod:`freshwiki.retrieval._time`), and returns the top ``k`` as
 hits (:class:`SearchHit`) carrying whole passages.
 
-Fusion default, measured: ``minmax`` with BM25 weighted 0.7 (``benchmarks/retrieval.py``
+Fusion default, measured: ``minmax`` with BM25 weighted 0.7 (``experiments/retrieval.py``
 has the command and every variant). Corpus: the 10,419 WikiChat topic leads plus the
 WikiContradict paragraphs, 11,237 passages. Article-level recall@1 / recall@10 / MRR@10:
 
@@ -27,7 +27,7 @@ weight was picked on these same sets (there is no held-out one), and is the best
 weights tried across all three. Recall@10 is near 1 on the two real sets because their
 queries name their article; the hand-written paraphrases are where dense retrieval matters.
 
-Latency (``benchmarks/retrieval.py``: one query at a time, 2 cores shared with other work,
+Latency (``experiments/retrieval.py``: one query at a time, 2 cores shared with other work,
 both sizes interleaved in one process; p50 / p99 ms). At 11,237 passages: BM25 0.8 / 4.9,
 dense 13.7 / 25.2, hybrid 14.6 / 25.7. At a million (the real passages repeated with
 perturbation, vectors derived from the real ones): BM25 3.0 / 7.6, dense 14.5 / 26.8,

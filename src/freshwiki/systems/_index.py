@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from freshwiki.errors import FreshwikiError
 from freshwiki.retrieval import LazyIndex as _LazyIndex
-from freshwiki.systems._base import SystemSetupError
+from freshwiki.systems._options import SystemSetupError
 
 if TYPE_CHECKING:
     from freshwiki.config import Settings

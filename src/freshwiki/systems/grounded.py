@@ -18,12 +18,12 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from freshwiki.benchmarks import Output, Task
 from freshwiki.chat import ChatEngine, ChatMessage, GroundedChat
 from freshwiki.llm import LLM, Usage
 from freshwiki.retrieval import resolve_index_name
-from freshwiki.systems._base import System, SystemSetupError, read_options, register_system
+from freshwiki.seams import Output, System, Task
 from freshwiki.systems._index import LazyIndex
+from freshwiki.systems._options import SystemSetupError, read_options
 
 if TYPE_CHECKING:
     from freshwiki.config import Settings
@@ -112,8 +112,8 @@ class GroundedSystem:
         self._index.close()
 
 
-@register_system("grounded")
-def _grounded(llm: LLM, settings: Settings, options: Mapping[str, Any]) -> System:
+def grounded_system(llm: LLM, settings: Settings, options: Mapping[str, Any]) -> System:
+    """``grounded``: the grounded chat pipeline (options mode, k, index)."""
     values = read_options("grounded", {"index": resolve_index_name(settings), **options},
                           DEFAULTS)
     return GroundedSystem(llm, settings, mode=values["mode"], k=values["k"],

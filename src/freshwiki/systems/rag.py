@@ -25,12 +25,12 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from freshwiki.benchmarks import Output, Task
 from freshwiki.llm import LLM, Message
 from freshwiki.prompting import render_prompt
 from freshwiki.retrieval import HybridIndex, SearchHit, resolve_index_name
-from freshwiki.systems._base import System, SystemSetupError, read_options, register_system
+from freshwiki.seams import Output, System, Task
 from freshwiki.systems._index import LazyIndex
+from freshwiki.systems._options import SystemSetupError, read_options
 
 if TYPE_CHECKING:
     from freshwiki.config import Settings
@@ -145,8 +145,8 @@ class RagSystem:
         self._index.close()
 
 
-@register_system("rag")
-def _rag(llm: LLM, settings: Settings, options: Mapping[str, Any]) -> System:
+def rag_system(llm: LLM, settings: Settings, options: Mapping[str, Any]) -> System:
+    """``rag``: retrieve, then answer with the passages in context (options k, index, time)."""
     # Without --option index=NAME: the user's `main` index when built, else the default corpus
     # (resolved now, so the run records which one it searched).
     values = read_options("rag", {"index": resolve_index_name(settings), **options}, DEFAULTS)

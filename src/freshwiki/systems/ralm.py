@@ -3,7 +3,7 @@
 GrowOVER evaluates each snapshot against the Wikipedia of that snapshot, so the index is not
 a system option but a property of the sample: ``Task.sample.metadata["index"]`` names the
 snapshot's index folder, opened once per path and shared (see
-:func:`freshwiki.benchmarks.growover.growover_retriever`). Outside GrowOVER, a sample without
+:class:`freshwiki.retrieval.SnapshotIndexes`). Outside GrowOVER, a sample without
 that key falls back to the named index of option ``index`` (as ``rag`` does).
 
 * ``ralm``: the top ``k`` passages (option ``k``, default 5), concatenated before the
@@ -22,12 +22,12 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from freshwiki.benchmarks import Output, Task
-from freshwiki.benchmarks.growover import SnapshotIndexes
 from freshwiki.errors import FreshwikiError
 from freshwiki.llm import LLM
-from freshwiki.systems._base import System, SystemSetupError, read_options, register_system
+from freshwiki.retrieval import SnapshotIndexes
+from freshwiki.seams import Output, System, Task
 from freshwiki.systems._index import LazyIndex
+from freshwiki.systems._options import SystemSetupError, read_options
 from freshwiki.systems.rag import context_messages
 
 if TYPE_CHECKING:
@@ -119,13 +119,13 @@ class RalmSystem:
             self._fallback.close()
 
 
-@register_system("ralm")
-def _ralm(llm: LLM, settings: Settings, options: Mapping[str, Any]) -> System:
+def ralm_system(llm: LLM, settings: Settings, options: Mapping[str, Any]) -> System:
+    """``ralm``: the top ``k`` passages of the sample's snapshot index in context."""
     values = read_options("ralm", options, DEFAULTS)
     return RalmSystem(llm, settings, k=values["k"], name="ralm", index_name=values["index"])
 
 
-@register_system("ralm-best")
-def _ralm_best(llm: LLM, settings: Settings, options: Mapping[str, Any]) -> System:
+def ralm_best_system(llm: LLM, settings: Settings, options: Mapping[str, Any]) -> System:
+    """``ralm-best``: only the single best passage of the snapshot index in context."""
     values = read_options("ralm-best", options, {"index": ""})
     return RalmSystem(llm, settings, k=1, name="ralm-best", index_name=values["index"])

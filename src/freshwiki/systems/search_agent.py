@@ -4,7 +4,7 @@ HelloFresh's second regime. For each task:
 
 1. **Query.** The model writes a search query of at most ``query_words`` (15) words from the
    item (``task.query``: the note, or the edited article and text), prompt
-   ``benchmarks/hellofresh/prompts/query.j2``. The reply is cut to its first line and to
+   ``systems/prompts/search_agent/query.j2``. The reply is cut to its first line and to
    the word limit, labels (``Query:``) and quotes removed; an empty reply falls back to the
    item's first words (``trace["query_fallback"]``).
 2. **Search.** A :class:`SearchBackend` returns the top ``k`` (5) documents, never the item's
@@ -61,18 +61,20 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
-from freshwiki.benchmarks import Output, Task
-from freshwiki.benchmarks.hellofresh import PROMPTS
 from freshwiki.errors import FreshwikiError
 from freshwiki.llm import LLM, Message, Usage
 from freshwiki.prompting import render_prompt
 from freshwiki.retrieval import resolve_index_name
-from freshwiki.systems._base import System, SystemSetupError, read_options, register_system
+from freshwiki.seams import Output, System, Task
 from freshwiki.systems._index import LazyIndex
+from freshwiki.systems._options import SystemSetupError, read_options
 
 if TYPE_CHECKING:
     from freshwiki.config import Settings
     from freshwiki.retrieval import HybridIndex
+
+PROMPTS = "systems/prompts/search_agent"
+"""Folder (for :func:`freshwiki.prompting.render_prompt`) of the search agent's prompts."""
 
 DEFAULTS: Mapping[str, Any] = {
     "k": 5, "backend": "wikipedia", "index": "main", "control": False,
@@ -474,8 +476,8 @@ class SearchAgent:
         await self.backend.aclose()
 
 
-@register_system("search-agent")
-def _search_agent(llm: LLM, settings: Settings, options: Mapping[str, Any]) -> System:
+def search_agent_system(llm: LLM, settings: Settings, options: Mapping[str, Any]) -> System:
+    """``search-agent``: search for a subject, summarise what was found, then answer."""
     # Without --option index=NAME: the user's `main` index when built, else the default
     # corpus (resolved now, so the run records which one it searched).
     values = read_options("search-agent", {"index": resolve_index_name(settings), **options},

@@ -6,10 +6,10 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from freshwiki.benchmarks import Output, Task
 from freshwiki.llm import LLM, Message
 from freshwiki.prompting import render_prompt
-from freshwiki.systems._base import System, read_options, register_system
+from freshwiki.seams import Output, System, Task
+from freshwiki.systems._options import read_options
 
 if TYPE_CHECKING:
     from freshwiki.config import Settings
@@ -65,7 +65,7 @@ class VanillaSystem:
         """Holds nothing; the LLM belongs to the caller."""
 
 
-@register_system("vanilla")
-def _vanilla(llm: LLM, settings: Settings, options: Mapping[str, Any]) -> System:
+def vanilla_system(llm: LLM, settings: Settings, options: Mapping[str, Any]) -> System:
+    """``vanilla``: the task's messages sent to the model unchanged (no options)."""
     read_options("vanilla", options, {})
     return VanillaSystem(llm)

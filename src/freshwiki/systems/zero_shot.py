@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from freshwiki.benchmarks import Output, Task
 from freshwiki.llm import LLM
-from freshwiki.systems._base import System, SystemSetupError, read_options, register_system
+from freshwiki.seams import Output, System, Task
+from freshwiki.systems._options import SystemSetupError, read_options
 
 if TYPE_CHECKING:
     from freshwiki.config import Settings
@@ -61,7 +61,7 @@ class ZeroShotSystem:
         """Holds nothing; the LLM belongs to the caller."""
 
 
-@register_system("zero-shot")
-def _zero_shot(llm: LLM, settings: Settings, options: Mapping[str, Any]) -> System:
+def zero_shot_system(llm: LLM, settings: Settings, options: Mapping[str, Any]) -> System:
+    """``zero-shot``: the model answers from its own knowledge (option max_tokens)."""
     values = read_options("zero-shot", options, DEFAULTS)
     return ZeroShotSystem(llm, max_tokens=values["max_tokens"])

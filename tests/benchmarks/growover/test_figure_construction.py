@@ -1,4 +1,4 @@
-"""The GrowOVER figure's constructed earlier revisions (benchmarks/growover_run.py).
+"""The GrowOVER figure's constructed earlier revisions (experiments/growover_run.py).
 
 The script builds the two earlier snapshots of real articles backwards from the real text, so
 that New and Changed facts at the last snapshot are real Wikipedia. Here the construction goes
@@ -20,7 +20,7 @@ from freshwiki.changes.snapshots import Aligner, Alignment, snapshot_of
 from freshwiki.corpus import iter_latest
 from freshwiki.records import Revision
 
-SCRIPT = Path(__file__).resolve().parents[3] / "benchmarks" / "growover_run.py"
+SCRIPT = Path(__file__).resolve().parents[3] / "experiments" / "growover_run.py"
 
 
 def _script() -> ModuleType:

@@ -1,4 +1,4 @@
-"""The constructed edit histories (benchmarks/construct_edit_histories.py) against the labeller.
+"""The constructed edit histories (experiments/construct_edit_histories.py) against the labeller.
 
 The generator writes real articles with designed revision sequences and records, per
 revision, the label its design intends (from the design alone: an edit left alone for N
@@ -18,7 +18,7 @@ import pytest
 
 from freshwiki.changes.edits import Discarded, LabelledEdit, build_balanced, label_history
 
-SCRIPT = Path(__file__).resolve().parents[3] / "benchmarks" / "construct_edit_histories.py"
+SCRIPT = Path(__file__).resolve().parents[3] / "experiments" / "construct_edit_histories.py"
 
 
 def _generator() -> ModuleType:

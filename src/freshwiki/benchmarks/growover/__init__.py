@@ -74,13 +74,10 @@ Interface for RiLM (and any retrieving system)
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from freshwiki.benchmarks._base import Scorer, ScorerFactory, register_scorer
 from freshwiki.benchmarks.growover._benchmark import (
     GrowOver,
-    SnapshotIndexes,
     dataset_path,
+    growover_benchmark,
     growover_retriever,
     shared_indexes,
     templates_hash,
@@ -138,23 +135,31 @@ from freshwiki.benchmarks.growover._select import (
 from freshwiki.benchmarks.growover._text import exact_match, normalize_answer, token_f1
 from freshwiki.benchmarks.growover._update import PageBuilder, PageResult, carry_evidence
 from freshwiki.llm import LLM
+from freshwiki.retrieval import SnapshotIndexes
+from freshwiki.seams import Scorer
+
+# No GrowOVER scorer needs a model: each factory ignores the judge it is given.
 
 
-def _no_judge(make: Callable[[], Scorer]) -> ScorerFactory:
-    """A factory that ignores the judge: no GrowOVER scorer needs a model."""
-
-    def factory(judge: LLM | None) -> Scorer:
-        del judge
-        return make()
-
-    return factory
+def f1_scorer(judge: LLM | None) -> Scorer:
+    """``growover-f1``: token F1 of a QA answer against the gold answer."""
+    return F1Scorer()
 
 
-_MADE: tuple[tuple[str, Callable[[], Scorer]], ...] = (
-    ("growover-f1", F1Scorer), ("growover-em", EMScorer), ("growover-bleu", BleuScorer),
-    ("growover-hit", HitScorer))
-for _name, _make in _MADE:
-    register_scorer(_name)(_no_judge(_make))
+def em_scorer(judge: LLM | None) -> Scorer:
+    """``growover-em``: exact match of a QA answer after normalisation."""
+    return EMScorer()
+
+
+def bleu_scorer(judge: LLM | None) -> Scorer:
+    """``growover-bleu``: BLEU of a dialogue reply against the gold turn."""
+    return BleuScorer()
+
+
+def hit_scorer(judge: LLM | None) -> Scorer:
+    """``growover-hit``: whether retrieval found every evidence passage."""
+    return HitScorer()
+
 
 __all__ = [
     "KINDS",
@@ -186,16 +191,21 @@ __all__ = [
     "SnapshotIndexes",
     "SnapshotInfo",
     "Turn",
+    "bleu_scorer",
     "build_dataset",
     "candidates",
     "carry_evidence",
     "dataset_path",
     "datasets_dir",
     "dump_pages",
+    "em_scorer",
     "evidence_passages",
     "exact_match",
+    "f1_scorer",
+    "growover_benchmark",
     "growover_retriever",
     "history_pages",
+    "hit_scorer",
     "instance_from_dict",
     "normalize_answer",
     "passage_id",

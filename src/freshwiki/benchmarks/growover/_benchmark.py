@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import hashlib
-import threading
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from freshwiki.benchmarks._base import Sample, Scorer, Task, register_benchmark
 from freshwiki.benchmarks.growover._dataset import Dataset, datasets_dir
 from freshwiki.benchmarks.growover._records import (
     KINDS,
@@ -20,11 +18,13 @@ from freshwiki.benchmarks.growover._scorers import scorers_for
 from freshwiki.llm import Message
 from freshwiki.prompting import render_prompt
 from freshwiki.prompting import templates_hash as hash_of_templates
+from freshwiki.retrieval import SnapshotIndexes, shared_snapshot_indexes
+from freshwiki.seams import Sample, Scorer, Task
 
 if TYPE_CHECKING:
     from freshwiki.config import Settings
     from freshwiki.llm import LLM
-    from freshwiki.retrieval import Embedder, HybridIndex
+    from freshwiki.retrieval import HybridIndex
 
 TEMPLATES = "benchmarks/growover/templates"
 QA_TOKENS = 32
@@ -143,50 +143,6 @@ def templates_hash() -> str:
     return hash_of_templates(TEMPLATES)
 
 
-class SnapshotIndexes:
-    """Snapshot indexes opened once per path and shared, with one embedder for all.
-
-    Thread-safe: systems search from worker threads. The embedder is created on first use
-    (the default one, caching under ``settings.home``, default: the environment's settings)
-    unless one is given.
-    """
-
-    def __init__(self, embedder: Embedder | None = None, *,
-                 settings: Settings | None = None) -> None:
-        self._embedder = embedder
-        self._settings = settings
-        self._open: dict[Path, HybridIndex] = {}
-        self._lock = threading.Lock()
-
-    def get(self, path: Path | str) -> HybridIndex:
-        """The index in ``path``, loaded on first use.
-
-        Raises:
-            IndexNotFoundError: No index there.
-        """
-        from freshwiki.config import load_settings
-        from freshwiki.retrieval import Embedder, HybridIndex
-
-        key = Path(path).resolve()
-        with self._lock:
-            if key not in self._open:
-                if self._embedder is None:
-                    self._embedder = Embedder.default(self._settings
-                                                      or load_settings().settings)
-                self._open[key] = HybridIndex.load(key, embedder=self._embedder)
-            return self._open[key]
-
-    def close(self) -> None:
-        """Close every opened index (the embedder stays usable)."""
-        with self._lock:
-            for index in self._open.values():
-                index.close()
-            self._open.clear()
-
-
-_SHARED = SnapshotIndexes()
-
-
 def growover_retriever(sample: Sample, indexes: SnapshotIndexes | None = None) -> HybridIndex:
     """The retrieval index of the snapshot ``sample`` belongs to (opened once, shared).
 
@@ -201,12 +157,12 @@ def growover_retriever(sample: Sample, indexes: SnapshotIndexes | None = None) -
     if not path:
         raise DatasetError(f"sample {sample.id} names no snapshot index",
                            hint="only GrowOVER samples carry metadata['index'].")
-    return (indexes or _SHARED).get(str(path))
+    return (indexes or shared_snapshot_indexes()).get(str(path))
 
 
 def shared_indexes() -> SnapshotIndexes:
     """The process-wide cache :func:`growover_retriever` uses."""
-    return _SHARED
+    return shared_snapshot_indexes()
 
 
 def dataset_path(settings: Settings, options: Mapping[str, Any]) -> Path:
@@ -227,8 +183,7 @@ def dataset_path(settings: Settings, options: Mapping[str, Any]) -> Path:
 OPTIONS = ("name", "path", "kind", "snapshots")
 
 
-@register_benchmark("growover")
-def _factory(settings: Settings, options: Mapping[str, Any]) -> GrowOver:
+def growover_benchmark(settings: Settings, options: Mapping[str, Any]) -> GrowOver:
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
         raise DatasetError(f"growover has no option {', '.join(map(repr, unknown))}",

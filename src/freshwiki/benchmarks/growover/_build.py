@@ -6,7 +6,7 @@ import datetime as dt
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from freshwiki.benchmarks._base import file_sha256
+from freshwiki.benchmarks._files import file_sha256
 from freshwiki.benchmarks.growover._dataset import (
     Dataset,
     PageInput,

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from freshwiki.benchmarks._base import file_sha256
+from freshwiki.benchmarks._files import file_sha256
 from freshwiki.benchmarks.growover._passages import evidence_passages, snapshot_passages
 from freshwiki.benchmarks.growover._records import (
     TYPES,

@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
 
-from freshwiki.benchmarks._base import Output, Score, Task
 from freshwiki.benchmarks.growover._text import exact_match, normalize_answer, token_f1
+from freshwiki.seams import Output, Score, Task
 
 NO_RETRIEVAL = "no-retrieval"
 OUTDATED_F1 = 0.5

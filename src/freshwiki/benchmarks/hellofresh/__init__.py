@@ -28,7 +28,6 @@ Sample metadata is described in :mod:`._data`.
 
 from __future__ import annotations
 
-from freshwiki.benchmarks._base import Scorer, register_scorer
 from freshwiki.benchmarks.hellofresh._benchmark import (
     EDITS_FILE,
     MAX_NEW_TOKENS,
@@ -54,18 +53,15 @@ from freshwiki.benchmarks.hellofresh._data import (
 )
 from freshwiki.benchmarks.hellofresh._parse import ANSWERS, Answer, is_blocked, parse_answer
 from freshwiki.llm import LLM
+from freshwiki.seams import Scorer
+from freshwiki.systems.search_agent import PROMPTS
 
-PROMPTS = "benchmarks/hellofresh/prompts"
-"""Folder (for :func:`freshwiki.prompting.render_prompt`) of the search agent's prompts."""
 
-
-def _correct_factory(judge: LLM | None) -> Scorer:
-    """The scorer parses text; it needs no model."""
+def correct_scorer(judge: LLM | None) -> Scorer:
+    """``hellofresh-correct``: parses the answer text, so it needs no model."""
     del judge
     return CorrectScorer()
 
-
-register_scorer(SCORER)(_correct_factory)
 
 __all__ = [
     "ANSWERS",
@@ -83,6 +79,7 @@ __all__ = [
     "Item",
     "UnknownTemplateError",
     "control_partners",
+    "correct_scorer",
     "edit_subject",
     "edits_factory",
     "is_blocked",

@@ -6,15 +6,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from freshwiki.benchmarks._base import (
-    Output,
-    Sample,
-    Score,
-    Scorer,
-    Task,
-    file_sha256,
-    register_benchmark,
-)
+from freshwiki.benchmarks._files import file_sha256
 from freshwiki.benchmarks.hellofresh._data import (
     DatasetError,
     Item,
@@ -26,6 +18,7 @@ from freshwiki.benchmarks.hellofresh._parse import parse_answer
 from freshwiki.errors import FreshwikiError
 from freshwiki.llm import Message
 from freshwiki.prompting import render_prompt
+from freshwiki.seams import Output, Sample, Score, Scorer, Task
 
 if TYPE_CHECKING:
     from freshwiki.config import Settings
@@ -162,7 +155,6 @@ def _check_options(name: str, options: Mapping[str, Any], known: Sequence[str]) 
                            hint=f"its options: {', '.join(known)}.")
 
 
-@register_benchmark("hellofresh-notes")
 def notes_factory(settings: Settings, options: Mapping[str, Any]) -> HelloFresh:
     """Build ``hellofresh-notes`` from its options.
 
@@ -177,7 +169,6 @@ def notes_factory(settings: Settings, options: Mapping[str, Any]) -> HelloFresh:
                       options={"period": period})
 
 
-@register_benchmark("hellofresh-edits")
 def edits_factory(settings: Settings, options: Mapping[str, Any]) -> HelloFresh:
     """Build ``hellofresh-edits`` from its options.
 

@@ -32,11 +32,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from freshwiki.benchmarks._base import Sample
 from freshwiki.changes.edits import LabelledEdit
 from freshwiki.changes.edits import period_key as edit_period_key
 from freshwiki.changes.notes import LabelledNote, NotesRecordError, period_key
 from freshwiki.errors import FreshwikiError
+from freshwiki.seams import Sample
 
 POST_SITES: tuple[str, ...] = ("twitter.com", "x.com")
 """Where a Community Note's post lives: excluded from web searches about the note."""

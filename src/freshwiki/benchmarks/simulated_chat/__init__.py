@@ -24,7 +24,17 @@ real date, so pin it for a run you will resume on another day).
 
 from __future__ import annotations
 
-from freshwiki.benchmarks.simulated_chat._benchmark import SimulatedChat
+from freshwiki.benchmarks.simulated_chat._benchmark import (
+    SimulatedChat,
+    factuality_scorer,
+    informational_scorer,
+    natural_scorer,
+    non_repetitive_scorer,
+    rating_scorer,
+    relevant_scorer,
+    simulated_chat_benchmark,
+    temporally_correct_scorer,
+)
 from freshwiki.benchmarks.simulated_chat._conversationality import (
     RATINGS,
     ConversationJudge,
@@ -52,7 +62,15 @@ __all__ = [
     "TopicsError",
     "clean_user_message",
     "conversationality_scorers",
+    "factuality_scorer",
     "first_sentence",
+    "informational_scorer",
     "load_topics",
+    "natural_scorer",
     "next_user_message",
+    "non_repetitive_scorer",
+    "rating_scorer",
+    "relevant_scorer",
+    "simulated_chat_benchmark",
+    "temporally_correct_scorer",
 ]

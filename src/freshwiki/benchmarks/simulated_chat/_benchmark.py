@@ -10,15 +10,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from freshwiki.benchmarks._base import (
-    Output,
-    Respond,
-    Sample,
-    Scorer,
-    Task,
-    register_benchmark,
-    register_scorer,
-)
 from freshwiki.benchmarks.simulated_chat._conversationality import (
     RATINGS,
     ConversationJudge,
@@ -32,6 +23,7 @@ from freshwiki.config import load_settings
 from freshwiki.llm import LLM, Message, Usage
 from freshwiki.prompting import render_prompt, templates_hash
 from freshwiki.retrieval import LazyIndex, resolve_index_name
+from freshwiki.seams import Output, Respond, Sample, Scorer, ScorerFactory, Task
 
 if TYPE_CHECKING:
     from freshwiki.config import Settings
@@ -166,8 +158,7 @@ OPTIONS: Mapping[str, Any] = {"turns": DEFAULT_TURNS, "seed": 0, "categories": "
                               "data_dir": "", "index": "", "simulator": "", "today": ""}
 
 
-@register_benchmark("simulated-chat")
-def _simulated_chat(settings: Settings, options: Mapping[str, Any]) -> SimulatedChat:
+def simulated_chat_benchmark(settings: Settings, options: Mapping[str, Any]) -> SimulatedChat:
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
         raise TopicsError(f"simulated-chat has no option {', '.join(map(repr, unknown))}",
@@ -219,19 +210,27 @@ def _needs_judge(name: str, judge: LLM | None) -> LLM:
     return judge
 
 
-@register_scorer("chat-factuality")
-def _factuality(judge: LLM | None) -> Scorer:
+def factuality_scorer(judge: LLM | None) -> Scorer:
+    """``chat-factuality``: claims checked against the configured index by the judge."""
     return FactualityScorer(_needs_judge("chat-factuality", judge), _DefaultIndex(),
                             owns_index=True)
 
 
-def _dimension(dimension: str) -> None:
+def rating_scorer(dimension: str) -> ScorerFactory:
+    """The factory of ``chat-<dimension>`` (underscores become hyphens in the name)."""
     name = "chat-" + dimension.replace("_", "-")
 
-    @register_scorer(name)
     def factory(judge: LLM | None) -> Scorer:
         return RatingScorer(dimension, ConversationJudge(_needs_judge(name, judge)))
 
+    return factory
 
-for _d in (*RATINGS, "temporally_correct"):
-    _dimension(_d)
+
+relevant_scorer = rating_scorer("relevant")
+informational_scorer = rating_scorer("informational")
+natural_scorer = rating_scorer("natural")
+non_repetitive_scorer = rating_scorer("non_repetitive")
+temporally_correct_scorer = rating_scorer("temporally_correct")
+if {*RATINGS, "temporally_correct"} != {"relevant", "informational", "natural", "non_repetitive",
+                                         "temporally_correct"}:
+    raise AssertionError("a rating dimension has no scorer factory here")  # pragma: no cover

@@ -21,10 +21,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from freshwiki.benchmarks._base import Output, Score, Task
 from freshwiki.benchmarks.simulated_chat._simulator import PROMPTS
 from freshwiki.llm import LLM, Message
 from freshwiki.prompting import render_prompt
+from freshwiki.seams import Output, Score, Task
 
 RATINGS: tuple[str, ...] = ("relevant", "informational", "natural", "non_repetitive")
 """The 1-5 dimensions, in display order."""

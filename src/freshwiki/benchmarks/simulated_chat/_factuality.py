@@ -20,19 +20,14 @@ import datetime as dt
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from freshwiki.benchmarks._base import Output, Score, Task
 from freshwiki.benchmarks.simulated_chat._conversationality import (
     conversation_turns,
     today_of,
 )
-from freshwiki.chat import ChatMessage, ClaimCheck, Evidence
-from freshwiki.chat._calls import TurnCalls
-from freshwiki.chat._evidence import PassageBook, to_evidence
-from freshwiki.chat.claims import split_claims
-from freshwiki.chat.query import time_intent_of
-from freshwiki.chat.verify import verify_each
+from freshwiki.chat import ChatMessage, ClaimCheck, check_reply
 from freshwiki.llm import LLM
 from freshwiki.retrieval import SearchHit
+from freshwiki.seams import Output, Score, Task
 
 EVIDENCE_K = 5
 """Passages retrieved per claim."""
@@ -109,17 +104,8 @@ class FactualityScorer:
 
     async def _check_reply(self, index: Searcher, history: Sequence[ChatMessage], reply: str,
                            today: dt.date) -> list[ClaimCheck]:
-        calls = TurnCalls(self.judge)
-        claims = await split_claims(calls, history, reply, today)
-        if not claims:
-            return []
-        book = PassageBook()
-        evidence: list[list[Evidence]] = []
-        for claim in claims:
-            hits = await asyncio.to_thread(index.search, claim, EVIDENCE_K,
-                                           time_intent=time_intent_of(claim, today))
-            found = [to_evidence(h) for h in hits]
-            for e in found:
-                book.add(e)
-            evidence.append(found)
-        return await verify_each(calls, claims, evidence, book, today)
+        async def search(claim: str, time_intent: str) -> list[SearchHit]:
+            return await asyncio.to_thread(index.search, claim, EVIDENCE_K,
+                                           time_intent=time_intent)
+
+        return await check_reply(self.judge, history, reply, today, search)

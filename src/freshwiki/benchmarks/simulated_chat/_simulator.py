@@ -13,9 +13,9 @@ import datetime as dt
 import re
 from collections.abc import Sequence
 
-from freshwiki.benchmarks._base import Sample
 from freshwiki.llm import LLM, Message, Usage
 from freshwiki.prompting import render_prompt
+from freshwiki.seams import Sample
 
 PROMPTS = "benchmarks/simulated_chat/prompts"
 MAX_TOKENS = 80

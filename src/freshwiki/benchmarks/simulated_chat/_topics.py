@@ -12,9 +12,9 @@ import random
 from collections.abc import Sequence
 from pathlib import Path
 
-from freshwiki.benchmarks._base import Document, Sample
 from freshwiki.corpus import split_sentences
 from freshwiki.errors import FreshwikiError
+from freshwiki.seams import Document, Sample
 
 CATEGORIES: tuple[str, ...] = ("head", "tail", "recent")
 """Most viewed, least viewed and most edited (early 2023) articles."""

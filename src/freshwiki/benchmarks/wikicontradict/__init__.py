@@ -56,7 +56,6 @@ strings; blank lines are skipped). :func:`load_human_labels` reads one;
 
 from __future__ import annotations
 
-from freshwiki.benchmarks._base import Scorer, register_scorer
 from freshwiki.benchmarks.wikicontradict._agreement import (
     ClassScores,
     HumanLabel,
@@ -72,6 +71,7 @@ from freshwiki.benchmarks.wikicontradict._benchmark import (
     DATASET_FILE,
     MAX_NEW_TOKENS,
     WikiContradict,
+    wikicontradict_benchmark,
 )
 from freshwiki.benchmarks.wikicontradict._data import (
     EXPECTED_QUESTIONS,
@@ -100,16 +100,13 @@ from freshwiki.benchmarks.wikicontradict._templates import (
     template_spec,
 )
 from freshwiki.llm import LLM
+from freshwiki.seams import Scorer
 
 
-def _match_factory(judge: LLM | None) -> Scorer:
-    """The deterministic scorer ignores the judge: it needs no model."""
+def match_scorer(judge: LLM | None) -> Scorer:
+    """``wikicontradict-match``: deterministic, so it ignores the judge."""
     del judge
     return MatchScorer()
-
-
-register_scorer("wikicontradict-judge")(judge_scorer_factory)
-register_scorer("wikicontradict-match")(_match_factory)
 
 __all__ = [
     "CHECKLIST",
@@ -140,8 +137,10 @@ __all__ = [
     "load_human_labels",
     "load_wikicontradict",
     "match_response",
+    "match_scorer",
     "normalize",
     "percent_agreement",
     "precision_recall_f1",
     "template_spec",
+    "wikicontradict_benchmark",
 ]

@@ -7,12 +7,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from freshwiki.benchmarks._base import (
-    Sample,
-    Scorer,
-    Task,
-    register_benchmark,
-)
 from freshwiki.benchmarks.wikicontradict._data import (
     EXPECTED_QUESTIONS,
     DatasetError,
@@ -23,6 +17,7 @@ from freshwiki.benchmarks.wikicontradict._match import MatchScorer
 from freshwiki.benchmarks.wikicontradict._templates import TEMPLATES, template_spec
 from freshwiki.llm import Message
 from freshwiki.prompting import render_prompt
+from freshwiki.seams import Sample, Scorer, Task
 
 if TYPE_CHECKING:
     from freshwiki.config import Settings
@@ -100,8 +95,7 @@ class WikiContradict:
         return found
 
 
-@register_benchmark("wikicontradict")
-def _factory(settings: Settings, options: Mapping[str, Any]) -> WikiContradict:
+def wikicontradict_benchmark(settings: Settings, options: Mapping[str, Any]) -> WikiContradict:
     """Build from option ``path``, by default the dataset in ``Settings.data_dir``.
 
     Option ``expected`` (an int, or ``none``) overrides the 253-question check, for a

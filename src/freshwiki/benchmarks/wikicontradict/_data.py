@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from freshwiki.benchmarks._base import Document, Sample
 from freshwiki.errors import FreshwikiError
+from freshwiki.seams import Document, Sample
 
 EXPECTED_QUESTIONS = 253
 """Questions in the published benchmark (Hou et al., 2024)."""

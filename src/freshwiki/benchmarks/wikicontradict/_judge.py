@@ -27,13 +27,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from freshwiki.benchmarks._base import Output, Score, Task
 from freshwiki.benchmarks.wikicontradict._labels import VALUES
 from freshwiki.benchmarks.wikicontradict._match import classify
 from freshwiki.benchmarks.wikicontradict._templates import gold_answers, template_spec
 from freshwiki.errors import FreshwikiError
 from freshwiki.llm import Message
 from freshwiki.prompting import render_prompt
+from freshwiki.seams import Output, Score, Task
 
 if TYPE_CHECKING:
     from freshwiki.llm import LLM

@@ -43,9 +43,9 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from freshwiki.benchmarks._base import Output, Score, Task
 from freshwiki.benchmarks.wikicontradict._labels import VALUES, Label
 from freshwiki.benchmarks.wikicontradict._templates import Mode, gold_answers, template_spec
+from freshwiki.seams import Output, Score, Task
 
 _STOP = frozenset(
     [

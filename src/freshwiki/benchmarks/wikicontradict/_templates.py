@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Literal
 from freshwiki.errors import FreshwikiError
 
 if TYPE_CHECKING:
-    from freshwiki.benchmarks._base import Task
+    from freshwiki.seams import Task
 
 Mode = Literal["closed_book", "passage1", "passage2", "both"]
 """What a good answer contains: either gold answer (closed book), the shown passage's answer, or

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from freshwiki.errors import FreshwikiError
-from freshwiki.systems._base import System, SystemSetupError, read_options, register_system
+from freshwiki.seams import System
+from freshwiki.systems._options import SystemSetupError, read_options
 from freshwiki.systems.rilm._gate import (
     CLASSES,
     MISLEADING,
@@ -48,9 +49,9 @@ from freshwiki.systems.rilm._system import (
 )
 
 if TYPE_CHECKING:
-    from freshwiki.benchmarks import Task
     from freshwiki.config import Settings
     from freshwiki.llm import LLM
+    from freshwiki.seams import Task
 
 DEFAULTS: Mapping[str, Any] = {
     "gate": "", "k": 5, "threshold": 0.5, "omega_scale": 1.0, "candidates": 0,
@@ -65,21 +66,23 @@ class GrowOverSearchers:
     """
 
     def __init__(self, settings: Settings | None = None) -> None:
-        from freshwiki.benchmarks.growover import SnapshotIndexes
+        from freshwiki.retrieval import SnapshotIndexes
 
         self._indexes = SnapshotIndexes(settings=settings)
 
     def __call__(self, task: Task) -> Searcher:
-        """The index of ``task.sample``'s snapshot.
+        """The index of ``task.sample``'s snapshot (``metadata["index"]``, GrowOVER's contract).
 
         Raises:
             SystemSetupError: the sample names no index, or it cannot be opened: every task of
                 that snapshot would fail the same way.
         """
-        from freshwiki.benchmarks.growover import growover_retriever
-
+        path = task.sample.metadata.get("index")
         try:
-            return growover_retriever(task.sample, self._indexes)
+            if not path:
+                raise FreshwikiError(f"sample {task.sample.id} names no snapshot index",
+                                     hint="only GrowOVER samples carry metadata['index'].")
+            return self._indexes.get(str(path))
         except FreshwikiError as exc:
             raise SystemSetupError(
                 f"system 'rilm': no snapshot index for sample {task.sample.id} ({exc.message})",
@@ -92,8 +95,7 @@ class GrowOverSearchers:
         self._indexes.close()
 
 
-@register_system("rilm")
-def _rilm(llm: LLM, settings: Settings, options: Mapping[str, Any]) -> System:
+def rilm_system(llm: LLM, settings: Settings, options: Mapping[str, Any]) -> System:
     values = read_options("rilm", options, DEFAULTS)
     if not values["gate"]:
         raise SystemSetupError(

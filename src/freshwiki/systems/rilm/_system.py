@@ -45,9 +45,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from freshwiki.benchmarks import Output, Task
 from freshwiki.llm import LLM, FeatureVector, LLMResult, Message, Usage
-from freshwiki.systems._base import SystemSetupError
+from freshwiki.seams import Output, Task
+from freshwiki.systems._options import SystemSetupError
 from freshwiki.systems.rag import context_messages
 from freshwiki.systems.rilm._gate import RELIABLE, CertaintyGate, GateError
 

@@ -3,9 +3,9 @@
 
 Run from the repository root (full size: see ``--help`` for the knobs)::
 
-    FRESHWIKI_N_THREADS=1 .venv/bin/python benchmarks/growover_run.py --articles 12 \
+    FRESHWIKI_N_THREADS=1 .venv/bin/python experiments/growover_run.py --articles 12 \
         --model local:qwen2.5-coder-1.5b --system-model local:qwen2.5-coder-0.5b \
-        --kinds qa --out benchmarks/results/growover
+        --kinds qa --out experiments/results/growover
 
 (the 1.5B model writes the questions; the 0.5B model, ~2.3x faster, is the model under test,
 so the four systems fit in an hour on two CPU cores).
@@ -253,7 +253,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="local:qwen2.5-coder-1.5b")
     parser.add_argument("--name", default="growover-2016")
-    parser.add_argument("--out", type=Path, default=REPO / "benchmarks/results/growover")
+    parser.add_argument("--out", type=Path, default=REPO / "experiments/results/growover")
     parser.add_argument("--articles", type=int, default=4,
                         help="Articles of the enwiki dump slice given constructed earlier "
                         "revisions (more: more instances, tighter intervals, longer runs).")

@@ -1,23 +1,22 @@
-"""The seams every benchmark, system and scorer meet at.
+"""The seams benchmarks, systems, scorers and the runner meet at.
 
-A benchmark is data: it yields :class:`Sample` s and renders each one through a named template into
-a :class:`Task`. A system (``freshwiki.systems``) turns a task into an :class:`Output`; a
-:class:`Scorer` turns (task, output) into a :class:`Score`. The runner (``freshwiki.evaluation``)
-only ever sees these types, so a new benchmark or system needs no change to the runner.
+A benchmark is data: it yields :class:`Sample` s and renders each one through a named template
+into a :class:`Task`. A :class:`System` turns a task into an :class:`Output`; a :class:`Scorer`
+turns (task, output) into a :class:`Score`. The runner (``freshwiki.evaluation``) only ever sees
+these types, so a new benchmark or system needs no change to the runner.
 
-These types live here, below ``systems/`` and ``evaluation/``, because scorers (part of a
-benchmark) must read a system's output without importing the systems layer.
+They live in one module below both ``systems/`` and ``benchmarks/`` (and above ``llm/``, whose
+:class:`~freshwiki.llm.Message` and :class:`~freshwiki.llm.Usage` they carry): systems read
+tasks without importing any benchmark, and scorers read outputs without importing any system.
+``freshwiki.benchmarks`` and ``freshwiki.systems`` re-export them under their old names.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from freshwiki.errors import FreshwikiError
 from freshwiki.llm import Message, Usage
 
 if TYPE_CHECKING:
@@ -184,102 +183,36 @@ class Dialogue(Protocol):
 BenchmarkFactory = Callable[["Settings", Mapping[str, Any]], Benchmark]
 """Builds a benchmark from settings and user options (e.g. a dataset path)."""
 
-_BENCHMARKS: dict[str, BenchmarkFactory] = {}
-
-
-class UnknownBenchmarkError(FreshwikiError):
-    """A benchmark name nobody registered."""
-
-
-def register_benchmark(name: str) -> Callable[[BenchmarkFactory], BenchmarkFactory]:
-    """Register a benchmark factory under ``name`` (decorator)."""
-
-    def decorate(factory: BenchmarkFactory) -> BenchmarkFactory:
-        _BENCHMARKS[name] = factory
-        return factory
-
-    return decorate
-
-
-def benchmark_names() -> list[str]:
-    """Registered benchmark names, sorted."""
-    _load_builtin()
-    return sorted(_BENCHMARKS)
-
-
-def load_benchmark(
-    name: str, settings: Settings, options: Mapping[str, Any] | None = None
-) -> Benchmark:
-    """Build the benchmark registered as ``name``.
-
-    Raises:
-        UnknownBenchmarkError: naming the known benchmarks.
-    """
-    _load_builtin()
-    try:
-        factory = _BENCHMARKS[name]
-    except KeyError:
-        raise UnknownBenchmarkError(
-            f"unknown benchmark {name!r}",
-            hint=f"choose one of: {', '.join(sorted(_BENCHMARKS))}.",
-        ) from None
-    return factory(settings, options or {})
-
-
 ScorerFactory = Callable[["LLM | None"], Scorer]
 """Builds a scorer given the judge model (``None`` when no judge was configured)."""
 
-_SCORERS: dict[str, ScorerFactory] = {}
 
+@runtime_checkable
+class System(Protocol):
+    """Something that answers benchmark tasks.
 
-class UnknownScorerError(FreshwikiError):
-    """A scorer name nobody registered."""
-
-
-def register_scorer(name: str) -> Callable[[ScorerFactory], ScorerFactory]:
-    """Register a scorer factory under ``name`` (decorator), so ``--scorer NAME`` finds it."""
-
-    def decorate(factory: ScorerFactory) -> ScorerFactory:
-        _SCORERS[name] = factory
-        return factory
-
-    return decorate
-
-
-def scorer_names() -> list[str]:
-    """Registered scorer names, sorted."""
-    _load_builtin()
-    return sorted(_SCORERS)
-
-
-def load_scorer(name: str, judge: LLM | None) -> Scorer:
-    """Build the scorer registered as ``name``.
-
-    Raises:
-        UnknownScorerError: naming the known scorers.
+    Attributes:
+        name: Registry name (``vanilla``, ``rag``).
     """
-    _load_builtin()
-    try:
-        factory = _SCORERS[name]
-    except KeyError:
-        raise UnknownScorerError(
-            f"unknown scorer {name!r}", hint=f"choose one of: {', '.join(sorted(_SCORERS))}."
-        ) from None
-    return factory(judge)
+
+    name: str
+
+    def describe(self) -> Mapping[str, Any]:
+        """Everything that determines its outputs besides the model (k, index name, ...).
+
+        The runner stores it with the run and keys resumption on it, so changing an option
+        starts a new run instead of mixing answers from two configurations.
+        """
+        ...
+
+    async def respond(self, task: Task) -> Output:
+        """Answer one task; raise on failure (the runner records the error per sample)."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release what the system holds (indexes, files). The LLM is closed by its owner."""
+        ...
 
 
-def _load_builtin() -> None:
-    """Import the built-in benchmarks so their ``register_benchmark`` decorators run."""
-    import freshwiki.benchmarks.growover
-    import freshwiki.benchmarks.hellofresh
-    import freshwiki.benchmarks.simulated_chat
-    import freshwiki.benchmarks.wikicontradict  # noqa: F401
-
-
-def file_sha256(path: Path) -> str:
-    """A data file's content hash, so a run or dataset records exactly which inputs it used."""
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+SystemFactory = Callable[["LLM", "Settings", Mapping[str, Any]], System]
+"""Builds a system from the model client under test, settings and user options."""

@@ -3,7 +3,7 @@ r"""The HelloFresh figure: both regimes and the control, five phrasings, on real
 
 Run from the repository root (CPU only; one local model thread keeps a shared machine usable)::
 
-    FRESHWIKI_N_THREADS=1 .venv/bin/python benchmarks/hellofresh_run.py \\
+    FRESHWIKI_N_THREADS=1 .venv/bin/python experiments/hellofresh_run.py \\
         --home /tmp/hellofresh-home --out /tmp/hellofresh-report
 
 What it does, resumably (every evaluation is a ``freshwiki eval`` run in the home's results
@@ -15,7 +15,7 @@ store, so re-running the same command continues where it stopped):
 2. **Edits**: (a) *real*: the real histories (``../shared/data/wikipedia/histories``)
    labelled by ``freshwiki edits label`` and balanced per week (2 edits, one week: a
    plumbing check more than a measurement); (b) *constructed*: real articles with designed
-   histories from ``benchmarks/construct_edit_histories.py`` (``--articles``, 10 weeks),
+   histories from ``experiments/construct_edit_histories.py`` (``--articles``, 10 weeks),
    labelled and balanced per week the same way (hundreds of edits), then subsampled to
    ``--edits-per-label`` accepted and as many rejected per week (default 4: 72 edits over
    9 weeks), reproducibly. If the constructor fails, (b) is skipped with a warning.
@@ -125,7 +125,7 @@ def constructed_edits(home: Path, articles: int, per_label: int) -> Path | None:
         return subsample(path, small, per_label)
     history = folder / "history.xml"
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "construct_edit_histories.py"),
+        [sys.executable, str(ROOT / "experiments" / "construct_edit_histories.py"),
          "--articles", str(articles), "--seed", "0", "--out", str(history)],
         capture_output=True, text=True, check=False)
     if proc.returncode != 0:

@@ -3,7 +3,7 @@
 
 Run from the repository root::
 
-    .venv/bin/python benchmarks/retrieval.py [--work DIR] [--scale N] [--quick] [--reuse]
+    .venv/bin/python experiments/retrieval.py [--work DIR] [--scale N] [--quick] [--reuse]
 
 The first run embeds the 11,237 real passages (~3 minutes on 2 cores); the vectors are
 cached in ``WORK/embeddings.sqlite``, so later runs embed nothing. The million-passage
@@ -57,7 +57,7 @@ except in the row that says the vector is cached. Reported: p50 / p99 wall milli
 query's CPU time on its thread (where all of it runs), which stands for a dedicated machine
 when others load this one. The load average is printed. Nothing is asserted; the goals
 (hybrid p50 <= 20 ms at the scaled size; hybrid recall@10 >= the best single method on
-every set) are reported as met or not. Results go to ``benchmarks/results/retrieval.json``
+every set) are reported as met or not. Results go to ``experiments/results/retrieval.json``
 (``--quick``: into ``WORK``).
 
 **HNSW against exact.** ``--ann-queries`` queries (questions, paraphrases, then titles);

@@ -3,7 +3,7 @@
 
 Run from the repository root::
 
-    .venv/bin/python benchmarks/edit_labelling.py [--revisions N] [--repeats R] [--seed S]
+    .venv/bin/python experiments/edit_labelling.py [--revisions N] [--repeats R] [--seed S]
 
 Input: a ``pages-meta-history`` XML stream built in a temp dir from the real history
 ``../shared/data/wikipedia/histories/article-pear-0.10.xml`` (the 26 kB, 30-paragraph Pear

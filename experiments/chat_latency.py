@@ -9,7 +9,7 @@ the goal for fast mode is ≤ 2.5x).
 Questions are about articles in the default corpus (the WikiChat topic leads), written by hand:
 two popular, two rarely viewed, two recent topics. Run::
 
-    .venv/bin/python benchmarks/chat_latency.py [--questions 6] [--modes fast,full]
+    .venv/bin/python experiments/chat_latency.py [--questions 6] [--modes fast,full]
 
 The default corpus index is built first if this home has none (a few minutes, once).
 """

@@ -3,7 +3,7 @@
 
 Run from the repository root::
 
-    .venv/bin/python benchmarks/wikicontradict_judge.py [--judge local:qwen2.5-coder-1.5b]
+    .venv/bin/python experiments/wikicontradict_judge.py [--judge local:qwen2.5-coder-1.5b]
         [--labels FILE.jsonl] [--dataset PATH] [--out results.json] [--show-errors]
         [--threads 1]
 

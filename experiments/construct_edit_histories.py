@@ -13,10 +13,10 @@ against itself.
 
 Run from the repository root::
 
-    .venv/bin/python benchmarks/construct_edit_histories.py --articles 40 --seed 0 \\
+    .venv/bin/python experiments/construct_edit_histories.py --articles 40 --seed 0 \\
         --out /tmp/edits-constructed/history.xml
     .venv/bin/freshwiki edits label /tmp/edits-constructed/history.xml --out /tmp/lab
-    .venv/bin/python benchmarks/construct_edit_histories.py --check /tmp/lab \\
+    .venv/bin/python experiments/construct_edit_histories.py --check /tmp/lab \\
         --out /tmp/edits-constructed/history.xml
 
 Pass the XML *file* to ``freshwiki edits label``: the sidecar sits beside it and is not a
@@ -1287,7 +1287,7 @@ def construct(out: Path, *, articles: int = 40, seed: int = 0, weeks: int = 10,
     write_xml(out, plans, read_siteinfo(source))
     side = sidecar_path(out)
     side.write_text(json.dumps({
-        "about": "Intended labels of the constructed history (benchmarks/"
+        "about": "Intended labels of the constructed history (experiments/"
                  "construct_edit_histories.py); text from Wikipedia, CC BY-SA 4.0.",
         "seed": seed, "articles": len(plans), "weeks": weeks, "xml": str(out),
         "revisions": {str(k): v for k, v in intended.items()},

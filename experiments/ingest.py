@@ -3,7 +3,7 @@
 
 Run from the repository root::
 
-    .venv/bin/python benchmarks/ingest.py [--quick] [--repeats N] [--output PATH]
+    .venv/bin/python experiments/ingest.py [--quick] [--repeats N] [--output PATH]
 
 Input: the real sample dump ``../shared/data/wikipedia/dumps/enwiki-pages-articles-sample.xml.bz2``
 (206 pages: 106 articles, 99 article redirects, 1 redirect in another namespace). Both
@@ -64,7 +64,7 @@ end, and before and after each round the number of other runnable tasks (``/proc
 which unlike the load average is not inflated by our own previous round); a note says when
 the machine was busy. ``--wait-quiet SECONDS`` waits (within that budget overall) for a quiet
 machine before the start and before each round. Nothing is asserted. Results go to
-``benchmarks/results/ingest.json``; nothing from the dump is written into the repository.
+``experiments/results/ingest.json``; nothing from the dump is written into the repository.
 """
 
 from __future__ import annotations

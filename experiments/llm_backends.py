@@ -3,7 +3,8 @@
 
 Run from the repository root::
 
-    .venv/bin/python benchmarks/llm_backends.py [--models smollm2-135m,qwen2.5-coder-1.5b] [--quick]
+    .venv/bin/python experiments/llm_backends.py [--quick] \
+        [--models smollm2-135m,qwen2.5-coder-1.5b]
 
 What is measured, for each named local model (``local:NAME``, in this process):
 
@@ -30,7 +31,7 @@ then concurrently with ``asyncio.gather``; throughput of both and their ratio.
 
 All clients use a temporary ``FRESHWIKI_HOME`` and ``cache=False`` except in step 4, so
 nothing is ever a response-cache hit by accident. Nothing is asserted: the script reports.
-Results go to ``benchmarks/results/llm_backends.json``.
+Results go to ``experiments/results/llm_backends.json``.
 """
 
 from __future__ import annotations

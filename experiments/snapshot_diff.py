@@ -3,7 +3,7 @@
 
 Run from the repository root::
 
-    FRESHWIKI_N_THREADS=1 .venv/bin/python benchmarks/snapshot_diff.py [--llm-sample 6]
+    FRESHWIKI_N_THREADS=1 .venv/bin/python experiments/snapshot_diff.py [--llm-sample 6]
 
 Article pairs (all built at run time from ../shared/data, nothing stored):
 
@@ -36,7 +36,7 @@ measured on ``--llm-sample`` real ambiguous pairs in this run). Both numbers are
 
 Throughput is in sentence pairs per second: a pair of versions with n old and m new
 sentences is n x m sentence pairs (the space both methods decide over).
-Results go to ``benchmarks/results/snapshot_diff.json``.
+Results go to ``experiments/results/snapshot_diff.json``.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ from freshwiki.retrieval._embed import Embedder
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = load_settings().settings.data_dir / "wikipedia"
-RESULTS = ROOT / "benchmarks" / "results" / "snapshot_diff.json"
+RESULTS = ROOT / "experiments" / "results" / "snapshot_diff.json"
 _LETTERS = re.compile(r"[^\W\d_]+")
 
 
