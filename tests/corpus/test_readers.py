@@ -818,14 +818,15 @@ def test_tags_split_across_read_chunks(
     chunk: int,
 ) -> None:
     """Tiny reads put every boundary tag across two chunks somewhere: nothing may change."""
-    from freshwiki.corpus import readers
+    from freshwiki.corpus.readers import _stream, extracted
 
     history = shared_data / HISTORIES / "simplewiki-history-sample.xml"
     dump, _ = five_page_dump(sample_xml)
     articles = write(tmp_path / "five.xml", dump)
     expected = [list(iter_revisions(p, namespaces=None)) for p in (history, articles)]
     topics = write(tmp_path / "t.json", b'{"A": "ok", "B": 3123456, "C": "o\\"k"}')
-    monkeypatch.setattr(readers, "_CHUNK", chunk)
+    for module in (_stream, extracted):  # dump reads through _stream; topics on their own
+        monkeypatch.setattr(module, "_CHUNK", chunk)
     assert [list(iter_revisions(p, namespaces=None)) for p in (history, articles)] == expected
     assert [r.id for r in iter_latest(history, namespaces=None)] == [5566832, 8750749]
     report = ReadReport()

@@ -16,12 +16,18 @@ from pathlib import Path
 import mwparserfromhell
 import pytest
 
-import freshwiki.corpus.wikitext as wt
 from freshwiki.corpus.wikitext import (
     CHUNK_CHARS,
     MATH_PLACEHOLDER,
     WikitextError,
+    _assemble,
+    _fallback,
+    _render,
+    _sanitize,
+    _sentinels,
+    _stream,
     canonical_tag_name,
+    clean,
     clean_wikitext,
     extract_tags,
 )
@@ -264,14 +270,16 @@ def test_dropping_markup_before_parsing_changes_nothing(
     titles = ("Albedo", "Alabama", "Atlantic Ocean", "A", "Anarchism")
     fast = {(t, k): clean_wikitext(dump[t], keep_tables=k, keep_infobox=k)
             for t in titles for k in (False, True)}
-    original = wt._balance
+    original = _sanitize._balance
 
-    def no_early_drop(text: str, *, keep_tables: bool, keep_infobox: bool) -> wt._Sanitized:
+    def no_early_drop(text: str, *, keep_tables: bool, keep_infobox: bool) -> _sanitize._Sanitized:
         return original(text, keep_tables=True, keep_infobox=True)
 
-    monkeypatch.setattr(wt, "_balance", no_early_drop)
-    monkeypatch.setattr(wt, "_template_renders", lambda name, keep_infobox: True)
-    monkeypatch.setattr(wt, "_simple_link_text", lambda text, start, end: None)
+    # Each stage module looks these up in its own namespace: patch every one that calls them.
+    monkeypatch.setattr(clean, "_balance", no_early_drop)
+    for module in (_sanitize, _fallback):
+        monkeypatch.setattr(module, "_template_renders", lambda name, keep_infobox: True)
+    monkeypatch.setattr(_sanitize, "_simple_link_text", lambda text, start, end: None)
     for (title, kept), expected in fast.items():
         assert clean_wikitext(dump[title], keep_tables=kept, keep_infobox=kept) == expected
 
@@ -663,14 +671,14 @@ def test_big_page_is_parsed_in_bounded_chunks(
     big = "\n\n".join(dump.values()) + "\n\n" + "{{open| [[dangling <span> {|\n" * 2000
     assert len(big) > 5_000_000
     sizes: list[int] = []
-    tokenizer = wt._TOKENIZER
+    tokenizer = _render._TOKENIZER
 
     class Recording:
         def tokenize(self, text: str, context: int = 0, skip_style_tags: bool = False) -> object:
             sizes.append(len(text))
             return tokenizer().tokenize(text, context, skip_style_tags)
 
-    monkeypatch.setattr(wt, "_TOKENIZER", Recording)
+    monkeypatch.setattr(_render, "_TOKENIZER", Recording)
     paragraphs = clean_wikitext(big)
     assert len(sizes) > 50
     assert max(sizes) < 2 * CHUNK_CHARS
@@ -690,7 +698,7 @@ def test_parser_failure_falls_back_to_regex(
         def tokenize(self, *args: object) -> object:
             raise RecursionError("maximum recursion depth exceeded")
 
-    monkeypatch.setattr(wt, "_TOKENIZER", Broken)
+    monkeypatch.setattr(_render, "_TOKENIZER", Broken)
     fallback = clean_wikitext(dump["Albedo"])
     # The regex path keeps every section, the text and the tags.
     assert [p.section_path for p in fallback] == [p.section_path for p in expected]
@@ -706,7 +714,7 @@ def test_fallback_renders_tags_and_whitelisted_templates(monkeypatch: pytest.Mon
         def tokenize(self, *args: object) -> object:
             raise ValueError("parser bug")
 
-    monkeypatch.setattr(wt, "_TOKENIZER", Broken)
+    monkeypatch.setattr(_render, "_TOKENIZER", Broken)
     text = ("{{Update|date=May 2020}}\n== H ==\n'''A''' is {{convert|5|km}} from [[B|b]]."
             "{{cn|date=June 2021}}<ref>x</ref> {{Navbox}}\n* item\n{|\n| cell\n|}\n")
     assert clean_wikitext(text) == [
@@ -738,9 +746,10 @@ _EDGE_CHUNKS = [
 
 def _chunks_of(wikitext: str, *, keep: bool) -> list[str]:
     """The chunks clean_wikitext hands to the parser (same steps, same order)."""
-    text = wt._strip_comments(wt._PRIVATE_RE.sub("", wikitext).replace("\r\n", "\n"))
-    text = wt._extract_ext_tags(text)
-    return [c for c, _ in wt._chunks(wt._balance(text, keep_tables=keep, keep_infobox=keep))]
+    text = _sentinels._PRIVATE_RE.sub("", wikitext).replace("\r\n", "\n")
+    text = _sanitize._extract_ext_tags(_sanitize._strip_comments(text))
+    balanced = _sanitize._balance(text, keep_tables=keep, keep_infobox=keep)
+    return [c for c, _ in _sanitize._chunks(balanced)]
 
 
 @pytest.mark.parametrize("keep", [False, True])
@@ -751,10 +760,10 @@ def test_rendering_from_tokens_equals_rendering_the_parsed_nodes(
     chunks = [c for title in list(dump)[:40] for c in _chunks_of(dump[title], keep=keep)]
     chunks += [c for text in _EDGE_CHUNKS for c in _chunks_of(text, keep=keep)]
     for chunk in chunks:
-        fast = wt._Renderer(title="T", keep_tables=keep, keep_infobox=keep)
-        slow = wt._Renderer(title="T", keep_tables=keep, keep_infobox=keep)
-        got: list[wt._Item] = []
-        want: list[wt._Item] = []
+        fast = _render._Renderer(title="T", keep_tables=keep, keep_infobox=keep)
+        slow = _render._Renderer(title="T", keep_tables=keep, keep_infobox=keep)
+        got: list[_stream._Item] = []
+        want: list[_stream._Item] = []
         fast.render_chunk(chunk, got)
         slow.body(mwparserfromhell.parse(chunk, skip_style_tags=True).nodes, want)
         assert "".join(map(str, got)) == "".join(map(str, want)), chunk[:200]
@@ -766,20 +775,20 @@ def _tidy_every_pass(text: str, br: str) -> str:
 
     (The paren passes only ever ran on text with a "(": that is behaviour, not a shortcut.)
     """
-    text = wt._ZERO_WIDTH_RE.sub("", text)
-    text = wt._WS_RE.sub(" ", text)
+    text = _assemble._ZERO_WIDTH_RE.sub("", text)
+    text = _assemble._WS_RE.sub(" ", text)
     if "(" in text:
-        text = wt._EMPTY_PARENS_RE.sub(wt._keep_sentinels, text)
-        text = wt._PAREN_LEAD_RE.sub("(", text)
-        text = wt._PAREN_TRAIL_RE.sub(")", text)
-    text = wt._BR_SPACES_RE.sub(wt._BR, text)
-    text = wt._MULTI_SPACE_RE.sub(" ", text)
+        text = _assemble._EMPTY_PARENS_RE.sub(_assemble._keep_sentinels, text)
+        text = _assemble._PAREN_LEAD_RE.sub("(", text)
+        text = _assemble._PAREN_TRAIL_RE.sub(")", text)
+    text = _assemble._BR_SPACES_RE.sub(_sentinels._BR, text)
+    text = _assemble._MULTI_SPACE_RE.sub(" ", text)
     if ", ," in text or ",," in text:
-        text = wt._REPEATED_COMMA_RE.sub(",", text)
-    text = wt._SPACE_BEFORE_SENT_RE.sub("", text)
-    text = wt._SPACE_BEFORE_PUNCT_RE.sub("", text)
-    text = wt._SPACE_AFTER_OPEN_RE.sub(r"\1", text)
-    return text.replace(wt._BR, br)
+        text = _assemble._REPEATED_COMMA_RE.sub(",", text)
+    text = _assemble._SPACE_BEFORE_SENT_RE.sub("", text)
+    text = _assemble._SPACE_BEFORE_PUNCT_RE.sub("", text)
+    text = _assemble._SPACE_AFTER_OPEN_RE.sub(r"\1", text)
+    return text.replace(_sentinels._BR, br)
 
 
 def test_tidy_skips_only_passes_that_would_change_nothing() -> None:
@@ -787,10 +796,11 @@ def test_tidy_skips_only_passes_that_would_change_nothing() -> None:
 
     rng = random.Random(5)
     pieces = [" ", " ", "  ", "\t", "\xa0", "\u2009", "\n", "(", ")", "[", "]", ",", ";", ":",
-              ".", "!", "?", "a", "word", wt._BR, wt._sentinel(3), wt._sentinel(12), "\u200b",
-              wt._GAP, "x y", "( ", " )", ", ,", ",,"]
+              ".", "!", "?", "a", "word", _sentinels._BR, _sentinels._sentinel(3),
+              _sentinels._sentinel(12), "\u200b",
+              _sentinels._GAP, "x y", "( ", " )", ", ,", ",,"]
     texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 40)))
              for _ in range(20_000)]
     for text in texts:
         for br in ("\n", " "):
-            assert wt._tidy(text, br) == _tidy_every_pass(text, br), repr(text)
+            assert _assemble._tidy(text, br) == _tidy_every_pass(text, br), repr(text)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from freshwiki.errors import FreshwikiError
 
 if TYPE_CHECKING:
-    from freshwiki.corpus.ingest import IngestOptions, Processed
+    from freshwiki.corpus._process import IngestOptions, Processed
     from freshwiki.records import Revision
 
 DEFAULT_CHUNK = 2000
@@ -42,7 +42,7 @@ def _require_ray() -> Any:
 def _process_rows(batch: dict[str, Any], options: IngestOptions) -> dict[str, Any]:
     import numpy as np
 
-    from freshwiki.corpus.ingest import process_revision
+    from freshwiki.corpus._process import process_revision
 
     processed = [process_revision(r, options) for r in batch["revision"]]
     column = np.empty(len(processed), dtype=object)

@@ -16,26 +16,29 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from freshwiki.corpus._process import (
+    IngestOptions,
+    Processed,
+    is_redirect,
+    plain_paragraphs,
+    process_revision,
+)
+from freshwiki.corpus._ray_engine import process_all_ray
 from freshwiki.corpus.readers import DumpReadError, ReadReport, read_source
-from freshwiki.corpus.segment import DEFAULT_MAX_WORDS, make_passages
 from freshwiki.corpus.store import CorpusStore
-from freshwiki.corpus.wikitext import clean_wikitext
 from freshwiki.errors import FreshwikiError
-from freshwiki.records import Paragraph, Passage, Revision
+from freshwiki.records import Passage, Revision
 
-Processed = tuple[Revision, list[Passage]]
-
-
-@dataclass(frozen=True)
-class IngestOptions:
-    """What to keep from each revision."""
-
-    max_words: int = DEFAULT_MAX_WORDS
-    keep_tables: bool = False
-    keep_infobox: bool = False
-    keep_text: bool = True
-    skip_redirects: bool = True
-
+__all__ = [
+    "IngestOptions",
+    "IngestReport",
+    "Processed",
+    "ingest",
+    "is_redirect",
+    "plain_paragraphs",
+    "process_all",
+    "process_revision",
+]
 
 @dataclass
 class IngestReport:
@@ -59,41 +62,6 @@ class IngestReport:
             "passages": self.passages,
             "bad_pages": self.bad_pages,
         }
-
-
-def is_redirect(revision: Revision) -> bool:
-    """A redirect by the dump's flag, or by its text (old dumps may carry no target)."""
-    return revision.page.redirect is not None or (
-        revision.text_format == "wikitext"
-        and revision.text.lstrip()[:9].upper() == "#REDIRECT"
-    )
-
-
-def plain_paragraphs(text: str) -> list[Paragraph]:
-    """Already-clean text (WikiExtractor, JSONL, topics): one paragraph per non-empty line."""
-    return [Paragraph((), line.strip()) for line in text.splitlines() if line.strip()]
-
-
-def process_revision(revision: Revision, options: IngestOptions) -> Processed:
-    """Clean, segment and cut one revision into passages. Pure: safe in any worker."""
-    if revision.text_format == "plain":
-        paragraphs = plain_paragraphs(revision.text)
-    else:
-        paragraphs = clean_wikitext(
-            revision.text,
-            title=revision.page.title,
-            keep_tables=options.keep_tables,
-            keep_infobox=options.keep_infobox,
-        )
-    passages = make_passages(
-        paragraphs,
-        page_id=revision.page.id,
-        revision_id=revision.id,
-        title=revision.page.title,
-        timestamp=revision.timestamp,
-        max_words=options.max_words,
-    )
-    return revision, passages
 
 
 def _batch_passages(batch: Sequence[Revision], options: IngestOptions) -> list[list[Passage]]:
@@ -222,8 +190,6 @@ def ingest(
 
     kept = (r for r in wanted if keep(r))
     if engine == "ray":
-        from freshwiki.corpus._ray_engine import process_all_ray
-
         batches = process_all_ray(kept, options, address=ray_address)
     else:
         batches = process_all(kept, options, workers=workers or os.cpu_count() or 1)

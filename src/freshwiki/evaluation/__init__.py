@@ -4,6 +4,12 @@ Statistics and reports consume only the run-result types in ``_types``, so they 
 on hand-built results without running a model.
 """
 
+from freshwiki.evaluation._gate_training import (
+    GateTraining,
+    RalmPrompts,
+    label_for,
+    train_gate_from_run,
+)
 from freshwiki.evaluation._report import write_report
 from freshwiki.evaluation._runner import (
     EvaluationError,
@@ -37,9 +43,11 @@ __all__ = [
     "Agreement",
     "EvaluationError",
     "FailedItem",
+    "GateTraining",
     "GroupSummary",
     "Interval",
     "PairedComparison",
+    "RalmPrompts",
     "ResultsStore",
     "RunInfo",
     "RunOverview",
@@ -54,9 +62,11 @@ __all__ = [
     "default_results_path",
     "evaluate",
     "label_agreement",
+    "label_for",
     "load_plugins",
     "paired_comparison",
     "run_evaluation",
     "summarize",
+    "train_gate_from_run",
     "write_report",
 ]

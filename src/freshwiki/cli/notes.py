@@ -1,6 +1,6 @@
 """``freshwiki notes``: Community Notes downloads to labelled and balanced datasets.
 
-Kept apart from ``cli.py`` so the command file stays a list of commands. ``load`` reads a
+``load`` reads a
 folder of downloads (streaming the ratings, which run to tens of gigabytes, behind a progress
 bar) and writes every labelled note; ``build`` balances that file per period. Both print the
 counts a user needs to judge the data (per label and period, exclusions, skipped rows) as a
@@ -14,15 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.progress import (
-    BarColumn,
     DownloadColumn,
-    Progress,
     TaskID,
-    TextColumn,
-    TimeRemainingColumn,
     TransferSpeedColumn,
 )
 from rich.table import Table
@@ -39,6 +34,7 @@ from freshwiki.changes.notes import (
     write_jsonl,
     write_summary,
 )
+from freshwiki.cli._common import err, out, progress, settings
 
 if TYPE_CHECKING:
     from freshwiki.config import Settings
@@ -46,21 +42,10 @@ if TYPE_CHECKING:
 LABELLED_FILE = "labelled.jsonl"
 REPORT_FILE = "load-report.json"
 
-notes_app = typer.Typer(
+app = typer.Typer(
     help="Community Notes downloads as labelled datasets (helpful / not helpful per month).",
     no_args_is_help=True,
 )
-
-out = Console()
-err = Console(stderr=True)
-
-
-def _settings() -> Settings:
-    # Imported here: cli.py imports this module to register it, so a top-level import would be
-    # circular; by the time a command runs, cli.py has parsed the global options.
-    from freshwiki.cli import _state
-
-    return _state.resolved().settings
 
 
 def notes_dir(settings: Settings) -> Path:
@@ -77,18 +62,6 @@ def _check_period(period: str) -> None:
     if period not in PERIODS:
         raise typer.BadParameter(f"must be one of {', '.join(PERIODS)}, got {period!r}",
                                  param_hint="--period")
-
-
-def _progress() -> Progress:
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        DownloadColumn(),
-        TransferSpeedColumn(),
-        TimeRemainingColumn(),
-        console=err,
-        transient=True,
-    )
 
 
 def _counts_table(title: str, counts: dict[str, dict[str, int]]) -> Table:
@@ -134,7 +107,7 @@ def _print_report(report: LoadReport) -> None:
                   highlight=False)
 
 
-@notes_app.command("load")
+@app.command("load")
 def notes_load(
     folder: Annotated[Path, typer.Argument(
         help="Folder of Community Notes downloads: notes, ratings, noteStatusHistory and/or "
@@ -150,14 +123,14 @@ def notes_load(
 ) -> None:
     """Label every note currently rated helpful or not helpful; count per label and period."""
     _check_period(period)
-    target = out_dir or notes_dir(_settings())
-    with _progress() as progress:
+    target = out_dir or notes_dir(settings())
+    with progress(DownloadColumn(), TransferSpeedColumn(), transient=True) as bars:
         tasks: dict[str, TaskID] = {}
 
         def update(name: str, done: int, total: int) -> None:
             if name not in tasks:
-                tasks[name] = progress.add_task(Path(name).name, total=total)
-            progress.update(tasks[name], completed=done, total=total)
+                tasks[name] = bars.add_task(Path(name).name, total=total)
+            bars.update(tasks[name], completed=done, total=total)
 
         result = load_notes(folder, posts, on_progress=update)
     labelled_path = target / LABELLED_FILE
@@ -193,7 +166,7 @@ def _balance_table(dataset: BalancedDataset) -> Table:
     return table
 
 
-@notes_app.command("build")
+@app.command("build")
 def notes_build(
     source: Annotated[Path | None, typer.Option(
         "--from", help="Labelled notes from `notes load` [default: OUT/labelled.jsonl].")
@@ -207,7 +180,7 @@ def notes_build(
 ) -> None:
     """Balance the labelled notes: equal helpful and not helpful in every period."""
     _check_period(period)
-    target = out_dir or notes_dir(_settings())
+    target = out_dir or notes_dir(settings())
     records = read_jsonl(source or target / LABELLED_FILE)
     dataset = build_balanced(records, period=period, seed=seed)
     path = target / balanced_name(period, seed)

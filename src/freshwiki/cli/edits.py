@@ -1,9 +1,4 @@
-"""``freshwiki edits``: label Wikipedia edit streams and build balanced datasets.
-
-Kept apart from ``cli.py`` so the command file stays a list of commands. Settings come from
-the main app's state (``--home`` and friends), imported when a command runs: ``cli.py``
-imports this module while it is still being defined.
-"""
+"""``freshwiki edits``: label Wikipedia edit streams and build balanced datasets."""
 
 from __future__ import annotations
 
@@ -12,41 +7,30 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from freshwiki.cli._common import ATTRIBUTION, err, out, progress, settings
 from freshwiki.errors import FreshwikiError
 
 if TYPE_CHECKING:
-    from freshwiki.config import Settings
+    pass
 
-edits_app = typer.Typer(
+app = typer.Typer(
     help="Wikipedia edit streams → paragraph edits labelled accepted/rejected (HelloFresh).",
     no_args_is_help=True,
 )
 
-ATTRIBUTION = "Text from Wikipedia, CC BY-SA 4.0."
 LABELLED_FILE = "labelled.jsonl"
 DISCARDED_FILE = "discarded.jsonl"
 SUMMARY_FILE = "summary.json"
 
-out = Console()
-err = Console(stderr=True)
-
-
-def _settings() -> Settings:
-    from freshwiki.cli import _state
-
-    return _state.resolved().settings
-
 
 def _edits_home() -> Path:
-    return _settings().home / "edits"
+    return settings().home / "edits"
 
 
-@edits_app.command("label")
+@app.command("label")
 def edits_label(
     paths: Annotated[list[Path], typer.Argument(
         help="pages-meta-history XML dumps (.xml, .bz2, .gz, .xz), MediaWiki API JSON "
@@ -87,24 +71,23 @@ def edits_label(
     with (
         RecordWriter(target / LABELLED_FILE) as labelled,
         RecordWriter(target / DISCARDED_FILE) as discarded,
-        Progress(SpinnerColumn(), TextColumn("{task.description}"),
-                 TextColumn("{task.completed:,} revisions"), TextColumn("{task.fields[tally]}"),
-                 TimeElapsedColumn(), console=err, transient=as_json) as progress,
+        progress("{task.completed:,} revisions", "{task.fields[tally]}", bar=False, spinner=True,
+                 elapsed=True, transient=as_json) as bars,
     ):
-        task = progress.add_task(f"labelling {len(files)} file(s)", total=None, tally="")
+        task = bars.add_task(f"labelling {len(files)} file(s)", total=None, tally="")
 
         def update(file: Path, done: int) -> None:
             if done % 50 == 0:
-                progress.update(task, completed=done, description=file.name,
-                                tally=f"{report.accepted} accepted, {report.rejected} rejected")
+                bars.update(task, completed=done, description=file.name,
+                            tally=f"{report.accepted} accepted, {report.rejected} rejected")
 
         for outcome in label_history(files, options=options, report=report,
                                      namespaces=None if all_namespaces else {0},
                                      skip_bad_pages=skip_bad_pages, read_report=read_report,
                                      on_revision=update):
             (labelled if isinstance(outcome, LabelledEdit) else discarded).write(outcome)
-        progress.update(task, completed=report.revisions,
-                        tally=f"{report.accepted} accepted, {report.rejected} rejected")
+        bars.update(task, completed=report.revisions,
+                    tally=f"{report.accepted} accepted, {report.rejected} rejected")
     summary: dict[str, Any] = {
         **report.as_dict(),
         "files": [str(f) for f in files],
@@ -134,7 +117,7 @@ def edits_label(
     out.print(f"[dim]{ATTRIBUTION}[/dim]")
 
 
-@edits_app.command("build")
+@app.command("build")
 def edits_build(
     period: Annotated[str, typer.Option(
         help="Balance per day, week (ISO), month, year, or all.")] = "week",

@@ -1,8 +1,8 @@
 """``freshwiki chat``: the terminal REPL, ``chat list`` and ``chat export-traces``.
 
-Kept apart from ``cli.py`` so the command file stays a list of commands; the REPL itself
-(:func:`repl`) takes any :class:`~freshwiki.chat.ChatEngine`, a line reader and a console, so it
-is tested with a scripted engine and piped lines exactly as a person would drive it.
+The REPL itself (:func:`repl`) takes any :class:`~freshwiki.chat.ChatEngine`, a line reader
+and a console, so it is tested with a scripted engine and piped lines exactly as a person would
+drive it.
 
 One event loop (``asyncio.Runner``) serves every turn of a session: the LLM client's semaphore
 and a local model's worker thread belong to a loop, and Ctrl-C during a reply cancels that
@@ -18,8 +18,9 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
+import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -31,13 +32,70 @@ from freshwiki.chat.conversations import (
     check_message,
     conversations_path,
 )
+from freshwiki.cli._common import ATTRIBUTION, chat_mode, err, open_index, out, state
 from freshwiki.errors import FreshwikiError
 
 if TYPE_CHECKING:
     from freshwiki.config import Settings
     from freshwiki.retrieval import HybridIndex
 
-ATTRIBUTION = "Text from Wikipedia, CC BY-SA 4.0."
+app = typer.Typer(help="Grounded chat with the corpus. Without a command: the REPL "
+                       "(streamed, cited, claims checked; /help inside).")
+
+
+@app.callback(invoke_without_command=True)
+def chat(
+    ctx: typer.Context,
+    model: Annotated[
+        str | None, typer.Option("--model", "-m", help="Model spec, e.g. local:smollm2-135m.")
+    ] = None,
+    mode: Annotated[str, typer.Option(
+        help="fast: fewer LLM calls (fused stages); full: every stage on its own.")] = "fast",
+    k: Annotated[int, typer.Option("-k", help="Passages to retrieve per search.")] = 5,
+    index_name: Annotated[str | None, typer.Option(
+        "--index", help="Index to chat with (default: your `main` index if built, else the "
+        "default corpus).")] = None,
+    resume: Annotated[str | None, typer.Option(
+        help="Continue a stored conversation (its id or a unique prefix; `freshwiki chat "
+        "list`).")] = None,
+) -> None:
+    """Chat with the corpus in the terminal: streamed, cited, every claim checked (/help)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    pipeline_mode = chat_mode(mode)
+    if k < 1:
+        raise typer.BadParameter(f"must be at least 1, got {k}", param_hint="-k")
+    run_chat(state.resolved(model=model).settings, mode=pipeline_mode, k=k,
+             index_name=index_name, resume=resume, open_index=open_index, console=out,
+             err=err)
+
+
+@app.command("list")
+def chat_list(
+    limit: Annotated[int, typer.Option(help="At most this many.")] = 50,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """List stored conversations (REPL sessions and API conversations), newest first."""
+    list_conversations(state.resolved().settings, console=out, as_json=as_json, limit=limit)
+
+
+@app.command("export-traces")
+def chat_export_traces(
+    out_file: Annotated[Path, typer.Option("--out", help="JSONL file to write.")],
+    conversation: Annotated[str | None, typer.Option(
+        help="Only this conversation (id or unique prefix).")] = None,
+    dedupe: Annotated[bool, typer.Option(
+        help="Write an exactly repeated call (e.g. a cache hit) once.")] = True,
+) -> None:
+    """Write each stored stage call as chat-format JSONL, to fine-tune a smaller model on."""
+    counts = export_traces(state.resolved().settings, out_file, conversation=conversation,
+                           dedupe=dedupe)
+    out.print(f"wrote {counts['examples']} examples from {counts['conversations']} "
+              f"conversation(s) to {out_file} ({counts['skipped_unusable']} unusable and "
+              f"{counts['skipped_duplicates']} repeated calls left out)", soft_wrap=True,
+              markup=False, highlight=False)
+
+
 PROMPT = "you> "
 
 HELP = """\

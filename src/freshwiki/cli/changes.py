@@ -1,9 +1,7 @@
 """``freshwiki changes``: knowledge that changes between snapshots of Wikipedia.
 
 ``changes diff`` labels the sentences of two versions of each article (unchanged / changed /
-new / deleted). Kept apart from ``cli.py`` so the command file stays a list of commands; the
-global options (``--home``...) still come from ``cli.py``'s state, imported when a command
-runs (``cli.py`` imports this module while it is itself being imported).
+new / deleted).
 """
 
 from __future__ import annotations
@@ -18,16 +16,14 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from freshwiki.cli._common import ATTRIBUTION, out, state
 from freshwiki.errors import FreshwikiError
 
 if TYPE_CHECKING:
     from freshwiki.changes.snapshots import Aligner, Alignment, Skip
-    from freshwiki.config import Settings
     from freshwiki.llm import LLM
 
-ATTRIBUTION = "Text from Wikipedia, CC BY-SA 4.0."
-
-changes_app = typer.Typer(
+app = typer.Typer(
     help="Knowledge that changes: sentence diffs between snapshots of Wikipedia articles.",
     no_args_is_help=True,
 )
@@ -36,19 +32,7 @@ _MARK = {"unchanged": "=", "changed": "~", "new": "+", "deleted": "-"}
 _STYLE = {"unchanged": "dim", "changed": "yellow", "new": "green", "deleted": "red"}
 
 
-def _consoles() -> tuple[Console, Console]:
-    from freshwiki import cli
-
-    return cli.out, cli.err
-
-
-def _settings() -> Settings:
-    from freshwiki import cli
-
-    return cli._state.resolved().settings
-
-
-@changes_app.command("diff")
+@app.command("diff")
 def diff(
     dumps: Annotated[list[Path], typer.Argument(
         help="HISTORY.xml (a pages-meta-history dump), or OLD_DUMP NEW_DUMP.",
@@ -80,7 +64,7 @@ def diff(
     similarity alone decided (run with --llm to check it).
     """
     from freshwiki.changes.snapshots import Aligner, LLMJudge
-    from freshwiki.retrieval._embed import Embedder
+    from freshwiki.retrieval import Embedder
 
     if not 1 <= len(dumps) <= 2:
         raise typer.BadParameter("give HISTORY.xml, or OLD_DUMP NEW_DUMP", param_hint="DUMPS")
@@ -93,12 +77,10 @@ def diff(
         if not path.is_file():
             raise FreshwikiError(f"dump {path} not found",
                                  hint="give the path of a MediaWiki XML dump (.xml, .bz2, .gz).")
-    settings = _settings()
+    settings = state.resolved().settings
     if model is not None:
-        from freshwiki import cli
 
-        settings = cli._state.resolved(model=model).settings
-    out, _ = _consoles()
+        settings = state.resolved(model=model).settings
     llm: LLM | None = None
     if use_llm:
         from freshwiki.llm import open_llm

@@ -2,9 +2,8 @@
 
 ``growover build`` generates the first snapshot and updates it at every later cut;
 ``growover update`` adds one snapshot to an existing dataset. Evaluation is the ordinary
-``freshwiki eval growover --benchmark-option name=NAME --system ralm``. Kept apart from
-``cli.py``; the global options (``--home``...) come from ``cli.py``'s state, imported when a
-command runs. Other modules may add commands to :data:`growover_app`.
+``freshwiki eval growover --benchmark-option name=NAME --system ralm``; ``growover
+train-gate`` trains RiLM's certainty gate on a finished run of a retrieving system.
 """
 
 from __future__ import annotations
@@ -18,36 +17,29 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.markup import escape
+from rich.progress import MofNCompleteColumn
 from rich.table import Table
+
+from freshwiki.cli._common import ATTRIBUTION, err, out, progress, settings, state
+from freshwiki.errors import FreshwikiError
 
 if TYPE_CHECKING:
     import datetime as dt
 
     from freshwiki.benchmarks.growover import Dataset, SnapshotInfo
     from freshwiki.config import Settings
+    from freshwiki.evaluation import GateTraining
 
-ATTRIBUTION = "Text from Wikipedia, CC BY-SA 4.0."
-
-growover_app = typer.Typer(
+app = typer.Typer(
     help="GrowOVER: a QA and dialogue benchmark generated from Wikipedia snapshots and "
     "maintained as the articles change.",
     no_args_is_help=True,
 )
 
 
-def _consoles() -> tuple[Console, Console]:
-    from freshwiki import cli
-
-    return cli.out, cli.err
-
-
 def _settings(model: str | None = None) -> Settings:
-    from freshwiki import cli
-
-    if model is not None:
-        return cli._state.resolved(model=model).settings
-    return cli._state.resolved().settings
+    return state.resolved(model=model).settings if model is not None else settings()
 
 
 @contextmanager
@@ -56,8 +48,7 @@ def _progress(err: Console, quiet: bool) -> Iterator[Callable[[str, int, int | N
     if quiet:
         yield lambda _what, _done, _total: None
         return
-    bars = Progress(TextColumn("{task.description}"), BarColumn(bar_width=16),
-                    MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=False)
+    bars = progress(MofNCompleteColumn(), bar_width=16, elapsed=True)
     tasks: dict[str, Any] = {}
 
     def update(what: str, done: int, total: int | None) -> None:
@@ -129,7 +120,7 @@ def _kinds(value: str) -> list[Any]:
     return [k for k in KINDS if k in kinds]
 
 
-@growover_app.command("build")
+@app.command("build")
 def build(
     sources: Annotated[list[Path], typer.Argument(
         help="HISTORY.xml (pages-meta-history; several files are merged per page), or two "
@@ -160,7 +151,6 @@ def build(
     chosen_kinds = _kinds(kinds)
     cut_list = _cuts(sources, cuts, every, start, end)
     settings = _settings(model)
-    out, err = _consoles()
     root = datasets_dir(settings.home) / name
     dataset = _run(settings, err, as_json, lambda llm, encoder, judge, progress: build_dataset(
         root, sources, llm=llm, model_spec=settings.model, encoder=encoder, cuts=cut_list,
@@ -169,7 +159,7 @@ def build(
     _report(dataset, out, as_json)
 
 
-@growover_app.command("update")
+@app.command("update")
 def update(
     name: Annotated[str, typer.Argument(help="Dataset name (folder under HOME/growover).")],
     source_or_cut: Annotated[str, typer.Argument(
@@ -191,7 +181,6 @@ def update(
     dataset = Dataset.open(root)
     if model is None:
         settings = _settings(dataset.manifest["model"]["spec"])
-    out, err = _consoles()
     _run(settings, err, as_json, lambda llm, encoder, judge, progress: update_dataset(
         root, source_or_cut, llm=llm, encoder=encoder, judge=judge,
         titles=set(title) if title else None, progress=progress, embedder=encoder), use_judge)
@@ -219,3 +208,108 @@ def _run(settings: Settings, err: Console, quiet: bool, work: Callable[..., Any]
         return asyncio.run(main())
     finally:
         encoder.close()
+
+
+@app.command("train-gate")
+def train_gate_command(
+    run_id: Annotated[str, typer.Argument(
+        help="A finished GrowOVER run of a retrieving system (ralm, rilm); id or prefix.",
+        show_default=False)],
+    out_path: Annotated[Path, typer.Option(
+        "--out", help="Where to write the gate (JSON).", show_default=False)],
+    holdout: Annotated[float, typer.Option(
+        help="Share of labelled samples held out to report accuracy on.")] = 0.2,
+    seed: Annotated[int, typer.Option(help="Seeds the split and the classifier.")] = 0,
+    model: Annotated[str | None, typer.Option(
+        help="Model that computes the features (default: the run's model; it must be the "
+        "model rilm will answer with).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Train RiLM's certainty gate on a finished GrowOVER run.
+
+    QA answers are labelled unchanged+hit: reliable, changed+miss: misleading, new+miss:
+    uncertain; the model's features of each (prompt, answer) train the classifier.
+    """
+    from freshwiki.evaluation import (
+        RalmPrompts,
+        ResultsStore,
+        default_results_path,
+        train_gate_from_run,
+    )
+    from freshwiki.llm import open_llm
+
+    settings = state.resolved().settings
+    path = default_results_path(settings)
+    if not path.exists():
+        raise FreshwikiError(f"no results store at {path}",
+                             hint="run `freshwiki eval growover --system ralm ...` first.")
+    with ResultsStore(path) as store:
+        info = store.run_info(run_id)
+        spec = model or str(info.config.get("model_spec") or info.model)
+        prompts: RalmPrompts | None = None
+
+        def prompt_for(example: Any, output: Any) -> Any:
+            nonlocal prompts
+            if prompts is None:  # only runs without recorded prompts need the dataset
+                prompts = RalmPrompts(settings, info.benchmark,
+                                      dict(info.config.get("benchmark_options") or {}))
+            return prompts(example, output)
+
+        def progress(done: int, total: int) -> None:
+            if not as_json and (done == total or done % 25 == 0):
+                err.print(f"features {done}/{total}", highlight=False)
+
+        async def main() -> GateTraining:
+            llm = open_llm(spec, settings=settings)
+            try:
+                return await train_gate_from_run(store, info.run_id, llm, prompt_for=prompt_for,
+                                                 holdout=holdout, seed=seed, progress=progress)
+            finally:
+                await llm.aclose()
+
+        try:
+            training = asyncio.run(main())
+        finally:
+            if prompts is not None:
+                prompts.close()
+    training.gate.save(out_path)
+    _print(training, out_path, out, as_json)
+
+
+def _print(training: GateTraining, path: Path, out: Console, as_json: bool) -> None:
+    from freshwiki.evaluation import label_for
+
+    report = training.report
+    if as_json:
+        out.print_json(json.dumps({
+            "gate": str(path), "run_id": training.data.run_id,
+            "feature_kind": training.gate.feature_kind, "model": training.gate.model,
+            "counts": dict(training.data.counts), "labels": training.data.label_counts,
+            "skipped": dict(training.data.skipped), "report": report.to_dict(),
+        }))
+        return
+    counts = Table(title=f"samples of run {training.data.run_id} (type, retrieval)")
+    counts.add_column("type outcome")
+    counts.add_column("samples", justify="right")
+    counts.add_column("label")
+    for key, n in sorted(training.data.counts.items()):
+        kind, _, outcome = key.partition(" ")
+        counts.add_row(key, str(n), label_for(kind, outcome) or "[dim]unused[/dim]")
+    for reason, n in sorted(training.data.skipped.items()):
+        counts.add_row(f"[dim]{escape(reason)}[/dim]", str(n), "[dim]skipped[/dim]")
+    out.print(counts)
+    accuracy = "n/a" if report.accuracy is None else f"{report.accuracy:.3f}"
+    out.print(f"trained on {report.n_train}, held out {report.n_test}: accuracy {accuracy}",
+              highlight=False)
+    confusion = Table(title="held-out confusion (rows: true, columns: predicted)")
+    confusion.add_column("")
+    for c in report.classes:
+        confusion.add_column(c, justify="right")
+    confusion.add_column("recall", justify="right")
+    for c, row in zip(report.classes, report.confusion, strict=True):
+        recall = report.recall.get(c)
+        confusion.add_row(c, *map(str, row), "n/a" if recall is None else f"{recall:.3f}")
+    out.print(confusion)
+    out.print(f"gate ({training.gate.feature_kind}, {escape(training.gate.model)}) written to "
+              f"{escape(str(path))}; use it with `freshwiki eval growover --system rilm "
+              f"--option gate={escape(str(path))}`", soft_wrap=True, highlight=False)

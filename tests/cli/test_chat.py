@@ -49,7 +49,7 @@ class Session:
             self.console.print(prompt + line, markup=False, highlight=False)
             return line
 
-        from freshwiki.cli_chat import repl
+        from freshwiki.cli.chat import repl
 
         with asyncio.Runner() as runner:
             return repl(self.engine, self.store, console=self.console, runner=runner,
