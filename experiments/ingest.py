@@ -548,12 +548,20 @@ def _cum_builtin(stats: pstats.Stats, needle: str) -> float:
     return float(sum(v[3] for (file, _, func), v in raw.items() if file == "~" and needle in func))
 
 
-def _cum(stats: pstats.Stats, file_suffix: str, names: set[str]) -> float:
+def _cum(stats: pstats.Stats, where: str, names: set[str]) -> float:
+    """Cumulative time of functions ``names`` in the file ``where`` ends.
+
+    A ``where`` ending with ``/`` is a folder: any file in it counts (the cleaner is a package
+    of stage modules).
+    """
     raw: dict[tuple[str, int, str], tuple[Any, ...]] = stats.stats  # type: ignore[attr-defined]
-    return float(sum(
-        v[3] for (file, _, func), v in raw.items()
-        if func in names and file.replace("\\", "/").endswith(file_suffix)
-    ))
+
+    def matches(file: str) -> bool:
+        path = file.replace("\\", "/")
+        return where in path if where.endswith("/") else path.endswith(where)
+
+    return float(sum(v[3] for (file, _, func), v in raw.items()
+                     if func in names and matches(file)))
 
 
 def profile_breakdown(dump: Path, scratch: Path, repeats: int) -> dict[str, Any]:
@@ -611,7 +619,7 @@ def profile_breakdown(dump: Path, scratch: Path, repeats: int) -> dict[str, Any]
                       timestamp=r.timestamp)
     prof.disable()
     st = pstats.Stats(prof)
-    wt = "freshwiki/corpus/wikitext.py"
+    wt = "freshwiki/corpus/wikitext/"
     p_clean = _cum(st, wt, {"clean_wikitext"})
     p_sanitize = _cum(st, wt, {"_strip_comments", "_extract_ext_tags", "_balance", "_chunks"})
     p_tokenize = _cum_builtin(st, "'tokenize' of")
