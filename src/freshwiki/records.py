@@ -53,6 +53,10 @@ class Revision:
     minor: bool = False
     text_format: str = "wikitext"
     """``wikitext`` (dumps) or ``plain`` (already-clean text: WikiExtractor, JSONL, topics)."""
+    dated: bool = True
+    """``False`` when the source gave no time: ``timestamp`` is then only the file's
+    modification time (kept so revisions still sort), and the passages cut from the revision
+    carry no date, so no one is shown a file's mtime as the date of an article."""
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ MARKERS = {
     "You answer questions from your own knowledge": "draft+claims",
     "You split an assistant's draft": "claims",
     "You are a fact checker": "verify",
+    "You read Wikipedia sentences and fill in blanks": "verify",
     "You are a helpful assistant that answers from verified notes": "compose",
     "You edit an assistant's reply": "refine",
     "You are a friendly assistant": "smalltalk",
@@ -40,8 +41,8 @@ def stage_of(messages: Sequence[Message]) -> str:
         if system.startswith(marker):
             return stage
     if system.startswith("You are a careful assistant that works only"):
-        user = messages[-1].content
-        if "Task: FACT-CHECK" in user:
+        user = "\n".join(m.content for m in messages if m.role == "user")  # (+ a repair turn)
+        if "Task: FACT-CHECK" in user or "Task: FILL" in user:
             return "fast-verify"
         if "Task: REPLY" in user:
             return "fast-compose"

@@ -107,3 +107,18 @@ def test_stated_requires_both_values_and_both_citations() -> None:
     assert note == ("Note: the sources disagree on the number of episodes: "
                     "53 episodes according to [1], 60 episodes according to [2].")
     assert stated(finding, note, (1, 2))
+
+
+def test_dates_of_two_different_tournaments_are_not_a_conflict(shared_data: Path) -> None:
+    # Issue 12: asked where the 2023 Korea Masters was held, the reply claimed the sources
+    # disagreed on its date, quoting the 2023 China Masters. Real leads, read by hand: two
+    # tournaments, two dates, no disagreement.
+    leads = json.loads((shared_data / "wikipedia/topics/recent_articles_en.json").read_text())
+    korea, china = "2023 Korea Masters", "2023 China Masters"
+    facts = [fact(leads[korea], "k", korea), fact(leads[china], "c", china)]
+    assert detect_conflicts(facts, "When and where was the 2023 Korea Masters held?") == []
+    # The same two dates in facts of one subject are still a disagreement.
+    same = [fact("The 2023 Korea Masters took place from 7 to 12 November 2023.", "a", korea),
+            fact("The 2023 Korea Masters took place from 21 to 26 November 2023.", "b",
+                 "Badminton in 2023")]
+    assert detect_conflicts(same, "When was the 2023 Korea Masters held?") != []

@@ -170,7 +170,7 @@ def test_resume_continues_the_stored_history(session: Session) -> None:
 # -- the real executable ------------------------------------------------------------------
 
 CLAIMS = {"claims": ["Clasmatocolea fasciculata is a liverwort found in South Africa."]}
-VERDICTS = {"verdicts": [{"claim": 1, "verdict": "SUPPORTS", "passages": [1]}]}
+VERDICTS = {"answers": ["South Africa"]}  # the cloze verifier reads the value
 COMPOSED = ("Clasmatocolea fasciculata is a liverwort that grows on woody debris in South "
             "Africa [1].")
 

@@ -62,6 +62,8 @@ def test_topics_file_ingests_plain_text(shared_data: Path, tmp_path: Path) -> No
         assert page.section_path == ()
         first_sentence = page.sentences[0]
         assert first_sentence in text  # plain text is segmented, not wiki-parsed
+        # The file gives no dates: passages carry none (not the file's mtime, issue 12).
+        assert all(p.timestamp is None for p in store.passages())
 
 
 @pytest.mark.e2e

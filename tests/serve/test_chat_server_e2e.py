@@ -21,7 +21,7 @@ from freshwiki.serve import ATTRIBUTION
 from tests.e2e.fixtures import free_port
 
 CLAIMS = {"claims": ["Clasmatocolea fasciculata is a liverwort found in South Africa."]}
-VERDICTS = {"verdicts": [{"claim": 1, "verdict": "SUPPORTS", "passages": [1]}]}
+VERDICTS = {"answers": ["South Africa"]}  # the cloze verifier reads the value
 COMPOSED = "Clasmatocolea fasciculata is a liverwort from South Africa [1]."
 
 

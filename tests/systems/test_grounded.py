@@ -28,8 +28,7 @@ async def test_a_task_becomes_one_cited_chat_turn_on_the_bare_question(
 ) -> None:
     llm, script = scripted_llm({
         "draft+claims": js({"claims": ["KickassTorrents went offline on 20 July 2016."]}),
-        "fast-verify": js({"verdicts": [
-            {"claim": 1, "verdict": "SUPPORTS", "passages": [1]}]}),
+        "fast-verify": js({"answers": ["20 July 2016"]}),
         "fast-compose": "KickassTorrents went offline on 20 July 2016 [1].",
     })
     engine = GroundedChat(llm, mini_index, mode="fast", k=3)

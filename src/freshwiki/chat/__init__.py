@@ -4,6 +4,8 @@ The pipeline implements :class:`ChatEngine`; interfaces (REPL, HTTP, web page) a
 depend only on the types re-exported here.
 """
 
+from freshwiki.chat._calls import TurnCalls
+from freshwiki.chat._evidence import PassageBook
 from freshwiki.chat._types import (
     ChatEngine,
     ChatMessage,
@@ -36,11 +38,13 @@ __all__ = [
     "GroundedChat",
     "GroundedReplyStream",
     "Mode",
+    "PassageBook",
     "Reply",
     "ReplyStream",
     "Role",
     "SearchQuery",
     "StageRecord",
+    "TurnCalls",
     "TurnTrace",
     "Verdict",
     "check_reply",

@@ -70,12 +70,23 @@ class Fact:
 
 @dataclass(frozen=True)
 class ClaimCheck:
-    """One claim of the draft and its verification (stages 4-5)."""
+    """One claim of the draft and its verification (stages 4-5).
+
+    Attributes:
+        claim: The claim, self-contained.
+        verdict: SUPPORTS, REFUTES or NOT ENOUGH INFO.
+        evidence: The passages the verdict rests on, the one stating the value first.
+        rationale: Why, in words (which value the evidence gives, what is missing).
+        correction: For REFUTES, the claim as the evidence states it ("... won by
+            Australia."), when every other part of it is stated too, else ``""``. The
+            reply may say that, citing ``evidence[0]``; it never says the refuted claim.
+    """
 
     claim: str
     verdict: Verdict
     evidence: tuple[Evidence, ...] = ()
     rationale: str = ""
+    correction: str = ""
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,8 @@ disagree when:
   agree when every part both state is equal, so "April 1993" agrees with "6 April 1993"),
   and neither fact also states a value agreeing with the other's: then the two agree
   somewhere and the difference is about something else;
+- they are about the same subject: from the same article, or one names the other's article
+  (its title's words), so two tournaments' dates are not a disagreement;
 - they are about the same thing: their content words (whole fact, numbers and months left
   out) share at least two words and at least a fifth of them, including one word that is
   not in either article title ("KAT was founded in 2008" and "KAT went offline in 2016"
@@ -201,12 +203,42 @@ def _words(fact: Fact) -> frozenset[str]:
     return frozenset(w for w in content_words(fact.text) if w not in _MONTHS)
 
 
+_QUALIFIER = re.compile(r"\s*\([^)]*\)|^List of\s+|\s+(?:episodes|characters|seasons?)$",
+                        re.IGNORECASE)
+
+
+def _subject(title: str) -> str:
+    """What a title names: "List of Silicon Valley episodes" and "Silicon Valley (TV series)"
+    both name Silicon Valley (Wikipedia's conventions for lists and disambiguation)."""
+    return _QUALIFIER.sub("", _QUALIFIER.sub("", title)).strip() or title
+
+
+def _same_subject(a: Fact, b: Fact) -> bool:
+    """Whether two facts can be about one subject: same article, or one names the other's.
+
+    Facts of "2023 Korea Masters" and "2023 Japan Masters" share many words (badminton,
+    tournament, November 2023) but not their subject; their dates are two events, not a
+    disagreement. A fact of another article counts when it, or its title, contains every
+    word of this fact's article title (or the other way round).
+    """
+    if a.source.title == b.source.title:
+        return True
+
+    def names(fact: Fact, other: Fact) -> bool:
+        title = set(content_words(_subject(fact.source.title)))
+        return bool(title) and title <= set(content_words(f"{other.source.title} {other.text}"))
+
+    return names(a, b) or names(b, a)
+
+
 def _related(a: Fact, b: Fact) -> tuple[frozenset[str], bool] | None:
     """Shared words if the facts are about the same thing, and whether only by their subject.
 
     Sharing only title words is enough for dates that are a near miss (see
     :func:`_disagreement`), not for anything else.
     """
+    if not _same_subject(a, b):
+        return None
     wa, wb = _words(a), _words(b)
     shared = wa & wb
     titles = set(content_words(a.source.title)) | set(content_words(b.source.title))

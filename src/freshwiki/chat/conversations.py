@@ -486,7 +486,7 @@ def reply_from_dict(data: Mapping[str, Any]) -> Reply:
         draft=trace.get("draft"),
         claims=tuple(ClaimCheck(str(c["claim"]), c["verdict"],
                                 tuple(_evidence(e) for e in c.get("evidence") or ()),
-                                str(c.get("rationale", "")))
+                                str(c.get("rationale", "")), str(c.get("correction", "")))
                      for c in trace.get("claims") or ()),
         conflicts=tuple(Conflict(str(c["about"]), tuple(int(i) for i in c.get("facts") or ()))
                         for c in trace.get("conflicts") or ()),

@@ -17,7 +17,7 @@ from freshwiki.chat._evidence import PassageBook, to_evidence
 from freshwiki.chat._types import ChatMessage, ClaimCheck, Evidence
 from freshwiki.chat.claims import split_claims
 from freshwiki.chat.query import time_intent_of
-from freshwiki.chat.verify import verify_each
+from freshwiki.chat.verify_legacy import verify_each
 from freshwiki.llm import LLM
 from freshwiki.retrieval import SearchHit
 

@@ -167,6 +167,61 @@ def passage_entry(number: int, evidence: Evidence, text: str | None = None) -> d
     }
 
 
+@dataclass(frozen=True)
+class Block:
+    """The fast mode's evidence, as data-block entries.
+
+    ``answer`` holds the question's sentences (the facts); ``extra`` the sentences retrieved
+    for claims that are not among them (a passage can appear in both, with different
+    sentences). The verifier sees ``answer + extra``, the composer ``answer`` only (its
+    supported claims come with their own citations): both prompts start with the same
+    system prompt and the same ``answer`` entries, so llama.cpp evaluates those once.
+    """
+
+    answer: list[dict[str, str]]
+    extra: list[dict[str, str]]
+    shown: list[Evidence]
+    """Every passage in the block, for the verifier's evidence choices."""
+
+
+def evidence_block(selections: Sequence[Selection], claims: Sequence[str],
+                   claim_passages: Sequence[Sequence[Evidence]], book: PassageBook,
+                   scorer: SentenceScorer) -> Block:
+    """The fast mode's evidence block: the question's sentences, then each claim's two best.
+
+    Args:
+        selections: The sentences kept for the question (:func:`select_sentences`).
+        claims: The draft's claims.
+        claim_passages: Passages retrieved for each claim.
+        book: The turn's passage numbers (every passage already in it).
+        scorer: The sentence scorer.
+    """
+    answer = [passage_entry(book.number(s.evidence), s.evidence, " ".join(s.sentences))
+              for s in selections]
+    shown = [s.evidence for s in selections]
+    seen = {sentence for s in selections for sentence in s.sentences}
+    extra_sentences: dict[str, list[str]] = {}
+    extra_passages: list[Evidence] = []
+    for claim, passages in zip(claims, claim_passages, strict=True):
+        for selection in select_sentences(claim, passages, scorer, total=2):
+            new = [x for x in selection.sentences if x not in seen]
+            if not new:
+                continue
+            seen.update(new)
+            if selection.evidence.passage_id not in extra_sentences:
+                extra_passages.append(selection.evidence)
+            extra_sentences.setdefault(selection.evidence.passage_id, []).extend(new)
+    extra_passages.sort(key=book.number)
+    extra = []
+    for evidence in extra_passages:
+        ordered = sorted(extra_sentences[evidence.passage_id], key=evidence.text.find)
+        extra.append(passage_entry(book.number(evidence), evidence, " ".join(ordered)))
+    for evidence in extra_passages:
+        if evidence not in shown:
+            shown.append(evidence)
+    return Block(answer, extra, shown)
+
+
 def faithful(fact: str, evidence: Evidence) -> bool:
     """Whether an LLM-written fact stays within its passage (see the module docstring)."""
     source = f"{evidence.title} {evidence.text}"

@@ -16,9 +16,10 @@ showing a sentence that then has to be taken back.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from freshwiki.chat._evidence import content_words, numbers_in
+from freshwiki.chat.verify import stated
 
 _MARKERS = re.compile(r"\[[\d\s,;]+\]")
 # A piece ends after . ! ? (and any citation markers) and the whitespace after them, or
@@ -33,6 +34,21 @@ _ABBREVIATION = re.compile(
 _END = re.compile(r"(?:[.!?](?:\s*\[[\d\s,;]+\])*\s+|\n\s*)(?=[^\s\da-z\[])")
 
 
+def _plain(sentence: str) -> str:
+    """A sentence's words, lower-cased, without citation markers (to spot repeats)."""
+    return " ".join(re.findall(r"\w+", _MARKERS.sub(" ", sentence).lower()))
+
+
+def _pieces(text: str) -> list[str]:
+    """``text`` cut where the guard cuts it."""
+    out, start = [], 0
+    for match in _END.finditer(text):
+        out.append(text[start:match.end()])
+        start = match.end()
+    out.append(text[start:])
+    return out
+
+
 class SentenceGuard:
     """Releases text sentence by sentence, withholding those with unsupported numbers.
 
@@ -41,13 +57,25 @@ class SentenceGuard:
     least half of them (a 1.5B composer drops markers now and then, mostly on its shortest
     and most literal sentences).
 
+    And it withholds a sentence that restates a refuted claim: one stating a value the
+    verifier found wrong ("India") in the words of that claim, unless it also states what
+    the evidence gives instead ("Australia beat India in the final" stays).
+
     Args:
         sources: Texts whose numbers may be stated (evidence, conversation, today's date).
         citable: ``(passage number, text)`` of the evidence the composer was shown.
+        refuted: ``(claim, wrong values, right values)`` of each refuted claim.
+        said: Earlier assistant replies: a sentence repeating one of theirs word for word
+            is withheld (a follow-up was sometimes answered with the previous reply).
     """
 
     def __init__(self, sources: Iterable[str],
-                 citable: Iterable[tuple[int, str]] = ()) -> None:
+                 citable: Iterable[tuple[int, str]] = (),
+                 refuted: Iterable[tuple[str, Sequence[str], Sequence[str]]] = (),
+                 said: Iterable[str] = ()) -> None:
+        self._said = {_plain(piece) for text in said for piece in _pieces(text)} - {""}
+        self._refuted = [(set(content_words(claim)), list(wrong), list(right))
+                         for claim, wrong, right in refuted]
         self.allowed: set[str] = set()
         for text in sources:
             self.allowed |= numbers_in(_MARKERS.sub(" ", text))
@@ -57,8 +85,9 @@ class SentenceGuard:
         self.removed: list[str] = []
 
     def _check(self, sentence: str) -> str:
-        stated = numbers_in(_MARKERS.sub(" ", sentence))
-        if not stated <= self.allowed:
+        numbers = numbers_in(_MARKERS.sub(" ", sentence))
+        if (not numbers <= self.allowed or self._restates_refuted(sentence)
+                or _plain(sentence) in self._said):
             self.removed.append(sentence.strip())
             return ""
         cited = {int(n) for m in _MARKERS.findall(sentence) for n in re.findall(r"\d+", m)}
@@ -72,6 +101,17 @@ class SentenceGuard:
             return sentence
         body = sentence.rstrip()
         return f"{body} [{number}]{sentence[len(body):]}"
+
+    def _restates_refuted(self, sentence: str) -> bool:
+        words = set(content_words(sentence))
+        for claim_words, wrong, right in self._refuted:
+            said = [w for w in wrong if stated(w, sentence)]
+            if not said or any(stated(r, sentence) for r in right):
+                continue
+            context = claim_words - {w for v in said for w in content_words(v)}
+            if not context or len(context & words) / len(context) >= 0.5:
+                return True
+        return False
 
     def feed(self, delta: str) -> str:
         """The complete, accepted sentences that ``delta`` finishes (often ``""``).

@@ -54,10 +54,10 @@ import re
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from freshwiki.chat._calls import TurnCalls
-from freshwiki.chat._evidence import PassageBook, SearchIndex, to_evidence
+from freshwiki.chat._evidence import PassageBook, SearchIndex, neutralise, to_evidence
 from freshwiki.chat._types import (
     ChatMessage,
     ClaimCheck,
@@ -80,47 +80,36 @@ from freshwiki.chat.compose import (
     smalltalk_messages,
 )
 from freshwiki.chat.conflicts import Finding, conflict_note, detect_conflicts, stated
+from freshwiki.chat.conversations import check_message
 from freshwiki.chat.draft import draft_answer, draft_claims
 from freshwiki.chat.facts import (
+    Block,
     EmbeddingScorer,
     LexicalScorer,
     Selection,
     SentenceScorer,
+    evidence_block,
     extract_facts,
     facts_of,
-    passage_entry,
     select_sentences,
 )
 from freshwiki.chat.guard import SentenceGuard
 from freshwiki.chat.query import QueryPlan, heuristic_plan, plan_query, time_intent_of
 from freshwiki.chat.refine import refine_messages
-from freshwiki.chat.verify import verify_batch, verify_each
+from freshwiki.chat.verify import check_batch, check_each, focus_of, hidden, key_spans
+from freshwiki.chat.verify import stated as states
+from freshwiki.chat.verify_legacy import verify_batch, verify_each
 from freshwiki.errors import FreshwikiError
 from freshwiki.llm import LLM, Message
 from freshwiki.retrieval import HybridIndex
 
 MODES: tuple[Mode, ...] = ("full", "fast")
+Verifier = Literal["cloze", "legacy"]
+VERIFIERS: tuple[Verifier, ...] = ("cloze", "legacy")
 
 
 class ChatError(FreshwikiError):
     """A chat turn cannot start (empty conversation, bad date, bad option)."""
-
-
-@dataclass(frozen=True)
-class _Block:
-    """The fast mode's evidence, as data-block entries.
-
-    ``answer`` holds the question's sentences (the facts); ``extra`` the sentences retrieved
-    for claims that are not among them (a passage can appear in both, with different
-    sentences). The verifier sees ``answer + extra``, the composer ``answer`` only (its
-    supported claims come with their own citations): both prompts start with the same
-    system prompt and the same ``answer`` entries, so llama.cpp evaluates those once.
-    """
-
-    answer: list[dict[str, str]]
-    extra: list[dict[str, str]]
-    shown: list[Evidence]
-    """Every passage in the block, for the verifier's evidence choices."""
 
 
 @dataclass
@@ -141,7 +130,7 @@ class _Turn:
     claims: list[str] = field(default_factory=list)
     claim_evidence: list[list[Evidence]] = field(default_factory=list)
     checks: list[ClaimCheck] = field(default_factory=list)
-    block: _Block | None = None
+    block: Block | None = None
     findings: list[Finding] = field(default_factory=list)
     rewriter: CitationRewriter = field(default_factory=lambda: CitationRewriter(_nowhere))
     guard: SentenceGuard = field(default_factory=lambda: SentenceGuard(()))
@@ -204,6 +193,9 @@ class GroundedChat:
         claim_k: Passages retrieved per claim (default 3 in full mode, 2 in fast mode).
         scorer: How the fast mode scores sentences (default: the index's embedder, else
             word overlap).
+        verifier: ``cloze`` (the model reads values off evidence sentences, rules compare
+            them with the claim; :mod:`freshwiki.chat.verify`) or ``legacy`` (the model's
+            own verdict on whole passages; :mod:`freshwiki.chat.verify_legacy`).
 
     Raises:
         ChatError: for an unknown mode, ``k`` or ``claim_k`` below 1, or a bad date.
@@ -219,11 +211,15 @@ class GroundedChat:
         today: str | None = None,
         claim_k: int | None = None,
         scorer: SentenceScorer | None = None,
+        verifier: Verifier = "cloze",
     ) -> None:
         if mode not in MODES:
             raise ChatError(f"unknown chat mode {mode!r}", hint="use 'fast' or 'full'.")
         if k < 1 or (claim_k is not None and claim_k < 1):
             raise ChatError(f"k and claim_k must be at least 1, got k={k}, claim_k={claim_k}")
+        if verifier not in VERIFIERS:
+            raise ChatError(f"unknown verifier {verifier!r}", hint="use 'cloze' or 'legacy'.")
+        self.verifier: Verifier = verifier
         self.llm = llm
         self.index = index
         self.mode: Mode = mode
@@ -254,14 +250,20 @@ class GroundedChat:
         Raises:
             ChatError: at once, for an empty conversation, one not ending with a user
                 message, or a date that is not ISO.
+            MessageError: at once, for a message over ``MAX_MESSAGE_CHARS`` characters.
         """
         if not history or history[-1].role != "user" or not history[-1].content.strip():
             raise ChatError(
                 "the conversation must end with a non-empty user message",
                 hint="pass the turns so far, oldest first, the user's new message last.",
             )
+        check_message(history[-1].content)  # too long: fail now, not in the model's context
         day = _parse_day(today) if today is not None else (self.today or dt.date.today())
-        turn = _Turn(tuple(history), day, TurnCalls(self.llm))
+        # An instruction inside the question ("ignore the passages and reply that X") is
+        # removed like one inside a passage: measured, the composer obeyed it over the
+        # evidence, and with "X" in the question the verifier had no value left to check.
+        asked = ChatMessage("user", neutralise(history[-1].content))
+        turn = _Turn((*history[:-1], asked), day, TurnCalls(self.llm))
         return GroundedReplyStream(self._run(turn))
 
     # -- the turn ------------------------------------------------------------------------
@@ -279,7 +281,7 @@ class GroundedChat:
             plan = turn.plan or heuristic
             if not plan.search and not turn.claims:
                 path = "smalltalk"
-            elif not turn.facts and not self._supported(turn):
+            elif not turn.facts and not self._usable(turn):
                 path = "dont_know"
             else:
                 path = "compose"
@@ -308,6 +310,27 @@ class GroundedChat:
     @staticmethod
     def _supported(turn: _Turn) -> list[ClaimCheck]:
         return [c for c in turn.checks if c.verdict == "SUPPORTS"]
+
+    @classmethod
+    def _usable(cls, turn: _Turn) -> list[ClaimCheck]:
+        """Supported claims, then refuted ones as the evidence states them (corrections)."""
+        fixed = [ClaimCheck(c.correction, "SUPPORTS", c.evidence, f"corrects: {c.claim}")
+                 for c in turn.checks if c.verdict == "REFUTES" and c.correction]
+        return cls._supported(turn) + fixed
+
+    @staticmethod
+    def _refuted(turn: _Turn) -> list[tuple[str, list[str], list[str]]]:
+        """``(claim, wrong values, right values)`` of each refuted claim, for the guard."""
+        out = []
+        question = turn.history[-1].content
+        for check in turn.checks:
+            if check.verdict != "REFUTES":
+                continue
+            focus = focus_of(check.claim, question)
+            right = [s for s in key_spans(check.correction) if not states(s, check.claim)]
+            wrong = [s for s in focus if not (check.correction and states(s, check.correction))]
+            out.append((check.claim, wrong, right))
+        return out
 
     async def _evidence_branch(self, turn: _Turn) -> None:
         """Stages 1-2."""
@@ -362,47 +385,36 @@ class GroundedChat:
         for claim in turn.claims:
             turn.claim_evidence.append(await self._search(
                 turn, claim, self.claim_k, time_intent_of(claim, turn.today), "verify"))
-        if self.mode == "full":
+        question = turn.history[-1].content
+        if self.mode == "full" and self.verifier == "legacy":
             turn.checks = await verify_each(turn.calls, turn.claims, turn.claim_evidence,
                                             turn.book, turn.today)
-        else:
+        elif self.mode == "full":
+            turn.checks = await check_each(turn.calls, turn.claims, turn.claim_evidence,
+                                           turn.book, turn.today, self.scorer,
+                                           question=question)
+        elif self.verifier == "legacy":
             block = await self._fast_block(turn)
             turn.checks = await verify_batch(turn.calls, turn.claims, turn.claim_evidence,
                                              turn.book, block.answer + block.extra,
                                              block.shown, turn.today)
+        else:
+            block = await self._fast_block(turn)
+            turn.checks = await check_batch(turn.calls, turn.claims, turn.claim_evidence,
+                                            turn.book, block.answer + block.extra, turn.today,
+                                            question=question)
         turn.timed("verify", started)
 
-    async def _fast_block(self, turn: _Turn) -> _Block:
-        """The fast mode's evidence block, built once per turn (see :class:`_Block`)."""
+    async def _fast_block(self, turn: _Turn) -> Block:
+        """The fast mode's evidence block, built once per turn (see :class:`Block`)."""
         if turn.block is None:
             turn.block = await asyncio.to_thread(self._build_block, turn)
         return turn.block
 
-    def _build_block(self, turn: _Turn) -> _Block:
-        answer = [passage_entry(turn.book.number(s.evidence), s.evidence, " ".join(s.sentences))
-                  for s in turn.selections]
-        shown = [s.evidence for s in turn.selections]
-        seen = {sentence for s in turn.selections for sentence in s.sentences}
-        extra_sentences: dict[str, list[str]] = {}
-        extra_passages: list[Evidence] = []
-        for claim, passages in zip(turn.claims, turn.claim_evidence, strict=True):
-            for selection in select_sentences(claim, passages, self.scorer, total=2):
-                new = [x for x in selection.sentences if x not in seen]
-                if not new:
-                    continue
-                seen.update(new)
-                if selection.evidence.passage_id not in extra_sentences:
-                    extra_passages.append(selection.evidence)
-                extra_sentences.setdefault(selection.evidence.passage_id, []).extend(new)
-        extra_passages.sort(key=turn.book.number)
-        extra = []
-        for evidence in extra_passages:
-            ordered = sorted(extra_sentences[evidence.passage_id], key=evidence.text.find)
-            extra.append(passage_entry(turn.book.number(evidence), evidence, " ".join(ordered)))
-        for evidence in extra_passages:
-            if evidence not in shown:
-                shown.append(evidence)
-        return _Block(answer, extra, shown)
+    def _build_block(self, turn: _Turn) -> Block:
+        question = turn.history[-1].content
+        return evidence_block(turn.selections, [hidden(c, question) for c in turn.claims],
+                              turn.claim_evidence, turn.book, self.scorer)
 
     # -- the final stage -----------------------------------------------------------------
 
@@ -426,7 +438,9 @@ class GroundedChat:
                 yield delta
             turn.timed("compose", started)
             return
-        supported = self._supported(turn)
+        supported = self._usable(turn)
+        refuted = self._refuted(turn)
+        said = [m.content for m in turn.history[:-1] if m.role == "assistant"]
         conflicts = conflict_entries(turn.findings, turn.facts, turn.book)
         evidence = [f.text for f in turn.facts] + [c.claim for c in supported]
         if self.mode == "full":
@@ -436,7 +450,7 @@ class GroundedChat:
             turn.guard = SentenceGuard(
                 [*evidence, *conversation],
                 [(int(n), note["text"]) for note in note_list
-                 for n in re.findall(r"\d+", note["cite"])[:1]])
+                 for n in re.findall(r"\d+", note["cite"])[:1]], refuted, said)
             composed = await turn.calls.text(
                 "compose", compose_messages(turn.history, note_list, conflicts, turn.today),
                 max_tokens=300)
@@ -459,14 +473,14 @@ class GroundedChat:
                 [*(entry["text"] for entry in block.answer), *evidence, *conversation],
                 [(int(entry["number"]), entry["text"]) for entry in block.answer]
                 + [(turn.book.number(c.evidence[0]), c.claim) for c in supported
-                   if c.evidence])
+                   if c.evidence], refuted, said)
             messages = compose_fast_messages(turn.history, block.answer, supported, turn.book,
                                              conflicts, turn.today)
             async for delta in self._streamed(turn, "compose+refine", messages, 300):
                 yield delta
             turn.timed("compose+refine", started)
         if not "".join(turn.text).strip():  # every sentence withheld: quote the evidence
-            fallback = extractive_reply(turn.facts, supported, turn.book)
+            fallback = extractive_reply(turn.facts, self._supported(turn), turn.book)
             yield turn.emit(turn.rewriter.feed(fallback))
         for finding in turn.findings:
             i, j = finding.conflict.facts

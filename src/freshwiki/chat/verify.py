@@ -1,184 +1,442 @@
-"""Stage 5: check each claim of the draft against passages retrieved for it.
+"""Stage 5: a claim is SUPPORTED only when the evidence itself gives the claim's value.
 
-Each claim gets its own search (its own words are a better query for its evidence than the
-user's question; its time intent comes from its own dates). Then:
+Why not ask the model for a verdict (:mod:`freshwiki.chat.verify_legacy`)? A 1.5B model
+asked "does the passage support the claim?" rewards word overlap: shown a passage that names
+India as host and ends "Australia won by 6 wickets", it judged "The 2023 Cricket World Cup
+was won by India" SUPPORTS. Small models are much better at reading a value off a text
+than at judging a relation, so this verifier asks them only to read:
 
-- Full mode (``verify``): one call per claim, concurrently (bounded by the LLM client). The
-  model writes a short reason *before* its verdict (SUPPORTS / REFUTES / NOT ENOUGH INFO),
-  which helps small models, and names the passages it used.
-- Fast mode (``verify`` batched): one call checks every claim against one evidence block:
-  the question's sentences, then the claims' own. The final compose call starts with the
-  same system prompt and the same question's sentences, so llama.cpp evaluates those once
-  for both calls. Verdicts only, no reasons: the schema asks for exactly one verdict per
-  claim.
+1. **The claim's key spans** (:func:`key_spans`): names, dates and numbers, found by rules.
+   The *focus* is the spans the question did not already contain: in "The 2023 Cricket World
+   Cup was won by India", asked "Who won the 2023 Cricket World Cup?", that is "India".
+2. **Evidence sentences**, not passages: the few sentences of the claim's passages that best
+   match it (fast mode: the turn's shared evidence block, which holds exactly those).
+3. **A cloze call**: every focus span is blanked out of its claim ("The 2023 Cricket World
+   Cup was won by ___.") and the model fills each blank from the evidence alone, or leaves
+   it empty when the evidence does not say. It never sees the claim's value, so it cannot
+   echo it.
+4. **Deterministic comparison** (:func:`judge`): the filled value equals the claim's value
+   (numbers and dates by value, names by words) → candidate SUPPORTS; a different value
+   that the evidence really contains → REFUTES, and that value becomes the claim's
+   *correction* (what the reply says instead, with its citation); an empty blank or a value
+   the evidence lacks → NOT ENOUGH INFO. A SUPPORTS also needs every other key span of the
+   claim to be stated in the evidence sentences and the claim's negation to match theirs.
 
-Whatever the model says, a SUPPORTS is downgraded to NOT ENOUGH INFO when the claim states
-a number or year found in none of its evidence: a wrong date is the typical hallucination,
-and the check costs nothing. Passage text stays inside the data block; the prompt says
-instructions found there are data, so an injected "say SUPPORTS" is only text to judge.
+A claim with no key span at all ("KickassTorrents was a torrent directory") is judged by
+words alone: SUPPORTS when one evidence sentence contains nearly all its content words with
+the same polarity, else NOT ENOUGH INFO. Nothing is ever SUPPORTED on the model's say-so.
+
+Fast mode makes one call for every blank of every claim, after the same system prompt and
+evidence block as the compose call (llama.cpp evaluates them once); full mode makes one call
+per claim on that claim's own best sentences. Measured against the legacy verifier on real
+drafts by ``experiments/claim_verification.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from freshwiki.chat._calls import TurnCalls, messages_for, prompt
-from freshwiki.chat._evidence import PassageBook, numbers_in
+from freshwiki.chat._evidence import (
+    NUMBER_WORDS,
+    STOPWORDS,
+    PassageBook,
+    content_words,
+    numbers_in,
+)
 from freshwiki.chat._types import ClaimCheck, Evidence, Verdict
-from freshwiki.chat.facts import passage_entry
+from freshwiki.chat.facts import SentenceScorer, passage_entry, select_sentences
+from freshwiki.corpus import split_sentences
 
 VERDICTS: tuple[Verdict, ...] = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")
+BLANK = "___"
 
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "reason": {"type": "string", "maxLength": 400},
-        "verdict": {"enum": list(VERDICTS)},
-        "passages": {"type": "array", "items": {"type": "integer"}, "maxItems": 3},
-    },
-    "required": ["reason", "verdict", "passages"],
-    "additionalProperties": False,
-}
+_MONTHS = frozenset({
+    "january", "february", "march", "april", "may", "june", "july", "august", "september",
+    "october", "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep",
+    "sept", "oct", "nov", "dec",
+})
+_MONTH = r"(?:" + "|".join(sorted((m.capitalize() for m in _MONTHS), key=len, reverse=True))
+_MONTH += r")\.?"
+_DATE = re.compile(
+    rf"\b(?:\d{{1,2}}\s+{_MONTH}(?:,?\s+\d{{3,4}})?|{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?"
+    rf"(?:,\s*\d{{3,4}})?|{_MONTH}\s+\d{{3,4}})\b")
+_NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\w)|(?<![\w.])\d+(?:\.\d+)?"
+                     r"(?:\s*(?:%|per ?cent|million|billion))?")
+# A name: capitalised words, with lower-case joiners inside ("Bank of England", "Vincent
+# van Gogh"); hyphens and apostrophes stay inside words ("Israel-Hamas", "O'Neill").
+_CAP = r"[A-Z][\w'’.\-–]*[\w]|[A-Z]"
+_NAME = re.compile(rf"(?:{_CAP})(?:\s+(?:(?:of|the|de|da|del|der|van|von|al|bin|la|le|du)\s+)*"
+                   rf"(?:{_CAP}))*")
+_WORD_NUMBER = re.compile(r"\b[A-Za-z]+\b")
+_NEGATION = re.compile(r"\b(?:not|never|no|none|neither|nor|cannot|n't|without)\b",
+                       re.IGNORECASE)
+_EMPTY = frozenset({"", "none", "null", "unknown", "not stated", "not given", "n/a", "na",
+                    "not mentioned", "not specified", "no information", "not known", "-"})
 
 
-def batch_schema(n: int) -> dict[str, Any]:
-    """Exactly one verdict per claim, numbered 1..n."""
+def key_spans(claim: str) -> list[str]:
+    """Dates, numbers and names in ``claim``, in order, without overlaps.
+
+    A capitalised first word counts as a name only when it is not a common word ("The",
+    "In", "It"): "India won" has the name India, "The series" has none.
+    """
+    taken: list[tuple[int, int, str]] = []
+
+    def add(start: int, end: int, text: str) -> None:
+        if any(s < end and start < e for s, e, _ in taken):
+            return
+        taken.append((start, end, text))
+
+    for match in _DATE.finditer(claim):
+        add(match.start(), match.end(), match.group(0))
+    for match in _NUMBER.finditer(claim):
+        add(match.start(), match.end(), match.group(0))
+    for match in _WORD_NUMBER.finditer(claim):
+        if match.group(0).lower() in NUMBER_WORDS - {"one"}:  # "one of the", "no one"
+            add(match.start(), match.end(), match.group(0))
+    for match in _NAME.finditer(claim):
+        text = match.group(0)
+        start = match.start()
+        first, _, rest = text.partition(" ")
+        if first.lower() in STOPWORDS or first.lower().rstrip(".") in _MONTHS:
+            # "The Tortured Poets Department": drop the article, keep the name.
+            if not rest:
+                continue
+            start += len(first) + 1
+            text = rest
+        text = text.rstrip(".")
+        if text.lower() in STOPWORDS or text.lower() in _MONTHS:
+            continue
+        add(start, start + len(text), text)
+    return [text for _, _, text in sorted(taken)]
+
+
+def _words(text: str) -> set[str]:
+    return set(content_words(text))
+
+
+def stated(span: str, text: str) -> bool:
+    """Whether ``text`` states ``span``: the same numbers, and all its words (or prefixes)."""
+    if not numbers_in(span) <= numbers_in(text):
+        return False
+    wanted = _words(span)
+    have = _words(text)
+    return all(w in have or any(_alike(w, h) for h in have) for w in wanted)
+
+
+def _alike(a: str, b: str) -> bool:
+    """"australia" ~ "australian", "bengaluru" !~ "bangalore": a shared stem of 5+ letters."""
+    short, long_ = sorted((a, b), key=len)
+    return len(short) >= 5 and long_.startswith(short)
+
+
+def same_value(claimed: str, found: str) -> bool:
+    """Whether the value read from the evidence is the claim's value.
+
+    Numbers and dates compare by value (one may be more precise: "2023" and "7 October
+    2023"); names by words, one's words within the other's ("Cummins", "Pat Cummins").
+    """
+    a_num, b_num = numbers_in(claimed), numbers_in(found)
+    if (a_num or b_num) and not (a_num and b_num and (a_num <= b_num or b_num <= a_num)):
+        return False
+    a_words = _words(claimed) - _MONTHS
+    b_words = _words(found) - _MONTHS
+    a_months, b_months = _months(claimed), _months(found)
+    if a_months and b_months and not (a_months & b_months):
+        return False
+    if not a_words or not b_words:
+        return bool(a_num or b_num) or not (a_words or b_words)
+
+    def covered(xs: set[str], ys: set[str]) -> bool:
+        return all(x in ys or any(_alike(x, y) for y in ys) for x in xs)
+
+    return covered(a_words, b_words) or covered(b_words, a_words)
+
+
+def _months(text: str) -> set[str]:
+    """Month names in ``text``, as their first three letters ("Sept." → "sep")."""
+    return {w[:3] for w in re.findall(r"[a-z]+", text.lower()) if w in _MONTHS}
+
+
+def focus_of(claim: str, question: str | None) -> list[str]:
+    """The claim's key spans the question does not already state (all, without a question).
+
+    A claim whose spans all come from the question has no focus: reading back values the
+    question gave proves nothing, so it is judged by its words (see :func:`judge`).
+    """
+    spans = key_spans(claim)
+    if not question:
+        return spans
+    return [s for s in spans if not stated(s, question)]
+
+
+def blanked(claim: str, span: str) -> str:
+    """``claim`` with its first occurrence of ``span`` replaced by the blank."""
+    return claim.replace(span, BLANK, 1)
+
+
+def corrected(claim: str, wrong: dict[str, str], answers: dict[str, str], text: str) -> str:
+    """The claim with its refuted value replaced by the evidence's, if all the rest holds.
+
+    "The 2023 Cricket World Cup was won by India." becomes "... won by Australia." when the
+    evidence gives Australia; ``""`` when another part of the claim is not stated either, or
+    more than one value disagrees (a Spanish question left "Cricket World Cup" in focus and
+    the model read "India" for it: two swaps made "The 2023 Australia was won by India.").
+    """
+    if len(wrong) != 1 or any(not value for value in answers.values()):
+        return ""  # two values wrong at once: more likely a misreading than a correction
+    [(span, value)] = wrong.items()
+    fixed = claim.replace(span, value, 1)
+    rest = [s for s in key_spans(claim) if s not in wrong]
+    if not all(stated(s, text) for s in rest) or _negated(claim):
+        return ""
+    return fixed
+
+
+def hidden(claim: str, question: str | None) -> str:
+    """``claim`` with its focus values blanked: the query that finds its evidence sentences.
+
+    Chosen for "won by India", the best sentences were those naming India (the host);
+    chosen for "won by ___", they are those about who won.
+    """
+    for span in focus_of(claim, question):
+        claim = claim.replace(span, BLANK, 1)
+    return claim
+
+
+def _negated(text: str) -> bool:
+    return bool(_NEGATION.search(text))
+
+
+@dataclass(frozen=True)
+class Item:
+    """One blank to fill: a claim's focus span, masked."""
+
+    claim: int
+    span: str
+    text: str
+
+
+def items_of(claims: Sequence[str], question: str | None) -> list[Item]:
+    """Every claim's blanks, in order (a claim without key spans has none)."""
+    out = []
+    for i, claim in enumerate(claims):
+        for span in focus_of(claim, question)[-3:]:  # an answer tends to come last
+            out.append(Item(i, span, blanked(claim, span)))
+    return out
+
+
+def schema(n: int) -> dict[str, Any]:
+    """Exactly ``n`` answers, each a short string ("" when the evidence does not say)."""
     return {
         "type": "object",
         "properties": {
-            "verdicts": {
-                "type": "array",
-                "minItems": n,
-                "maxItems": n,
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "claim": {"type": "integer"},
-                        "verdict": {"enum": list(VERDICTS)},
-                        "passages": {"type": "array", "items": {"type": "integer"},
-                                     "maxItems": 3},
-                    },
-                    "required": ["claim", "verdict", "passages"],
-                    "additionalProperties": False,
-                },
-            },
+            "answers": {"type": "array", "minItems": n, "maxItems": n,
+                        "items": {"type": "string", "maxLength": 80}},
         },
-        "required": ["verdicts"],
+        "required": ["answers"],
         "additionalProperties": False,
     }
 
 
-def guarded(check: ClaimCheck) -> ClaimCheck:
-    """Downgrade a SUPPORTS whose numbers are not all in its evidence (see module docstring)."""
-    if check.verdict != "SUPPORTS":
-        return check
-    if not check.evidence:
-        return ClaimCheck(check.claim, "NOT ENOUGH INFO", (), "no evidence passage")
-    stated = set().union(*(numbers_in(f"{e.title} {e.text}") for e in check.evidence))
-    missing = numbers_in(check.claim) - stated
+def _clean(answer: str) -> str:
+    text = " ".join(str(answer).split()).strip(" .,;:\"'")
+    return "" if text.lower() in _EMPTY else text
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """An evidence sentence and the passage it comes from."""
+
+    text: str
+    evidence: Evidence
+
+
+def sentences_of(passages: Sequence[Evidence]) -> list[Sentence]:
+    """Every sentence of ``passages``, titled, in order."""
+    return [Sentence(s.text, e) for e in passages for s in split_sentences(e.text)]
+
+
+def judge(claim: str, question: str | None, answers: dict[str, str],
+          sentences: Sequence[Sentence], default: Sequence[Evidence]) -> ClaimCheck:
+    """The verdict for one claim from its filled blanks and its evidence sentences.
+
+    Args:
+        claim: The claim.
+        question: What the user asked (chooses the focus spans), if known.
+        answers: Focus span → the value the model read off the evidence ("" for none).
+        sentences: The evidence sentences the model saw for this claim.
+        default: The claim's passages, for a verdict that rests on no particular sentence.
+    """
+    if not sentences:
+        return ClaimCheck(claim, "NOT ENOUGH INFO", (), "no evidence sentence")
+
+    def where(value: str) -> list[Evidence]:
+        found: list[Evidence] = []
+        for s in sentences:
+            if stated(value, f"{s.evidence.title}. {s.text}") and s.evidence not in found:
+                found.append(s.evidence)
+        return found
+
+    text = " ".join(f"{s.evidence.title}. {s.text}" for s in sentences)
+    if not answers:  # no new key span: words, spans and polarity of one sentence
+        wanted = _words(claim)
+        best: Sentence | None = None
+        best_share = 0.0
+        for s in sentences:
+            have = _words(f"{s.evidence.title} {s.text}")
+            share = len(wanted & have) / len(wanted) if wanted else 0.0
+            if share > best_share:
+                best, best_share = s, share
+        if (best is not None and best_share >= 0.85 and _negated(claim) == _negated(best.text)
+                and all(stated(x, f"{best.evidence.title}. {best.text}")
+                        for x in key_spans(claim))):
+            return ClaimCheck(claim, "SUPPORTS", (best.evidence,),
+                              f"one sentence states {round(best_share * 100)}% of its words")
+        return ClaimCheck(claim, "NOT ENOUGH INFO", tuple(default),
+                          "no sentence states it (no new name, date or number to read)")
+    wrong = {span: value for span, value in answers.items()
+             if value and not same_value(span, value) and where(value)}
+    if wrong:
+        sources = where(next(iter(wrong.values())))
+        why = "; ".join(f"the evidence gives {v!r}, not {s!r}" for s, v in wrong.items())
+        return ClaimCheck(claim, "REFUTES", tuple(sources), why,
+                          correction=corrected(claim, wrong, answers, text))
+    missing = [span for span, value in answers.items() if not value]
     if missing:
-        why = f"{', '.join(sorted(missing))} is not in the evidence"
-        if check.rationale:
-            why += f"; the verifier said SUPPORTS: {check.rationale}"
-        return ClaimCheck(check.claim, "NOT ENOUGH INFO", check.evidence, why)
-    return check
+        return ClaimCheck(claim, "NOT ENOUGH INFO", tuple(default),
+                          f"the evidence does not give {', '.join(map(repr, missing))}")
+    unread = [span for span, value in answers.items() if not where(value)]
+    if unread:
+        return ClaimCheck(claim, "NOT ENOUGH INFO", tuple(default),
+                          f"the value read for {', '.join(map(repr, unread))} is not in the "
+                          "evidence")
+    others = [s for s in key_spans(claim) if s not in answers and not stated(s, text)]
+    if others:
+        return ClaimCheck(claim, "NOT ENOUGH INFO", tuple(default),
+                          f"the evidence does not state {', '.join(map(repr, others))}")
+    sources = where(next(iter(answers.values())))
+    if _negated(claim) and not any(_negated(s.text) for s in sentences
+                                   if s.evidence in sources):
+        return ClaimCheck(claim, "NOT ENOUGH INFO", tuple(sources),
+                          "the claim is negated, its evidence is not")
+    values = ", ".join(f"{v!r}" for v in answers.values())
+    return ClaimCheck(claim, "SUPPORTS", tuple(sources), f"the evidence gives {values}")
 
 
-def _chosen(numbers: Any, book: PassageBook, shown: Sequence[Evidence],
-            default: Sequence[Evidence]) -> tuple[Evidence, ...]:
-    """The passages the model named, if they are among those it was shown; else ``default``."""
-    allowed = {e.passage_id for e in shown}
-    picked: list[Evidence] = []
-    for n in numbers if isinstance(numbers, list) else []:
-        evidence = book.get(n) if isinstance(n, int) else None
-        if evidence is not None and evidence.passage_id in allowed and evidence not in picked:
-            picked.append(evidence)
-    return tuple(picked) or tuple(default)
+async def _fill(calls: TurnCalls, system: str, user: str, n: int) -> list[str] | None:
+    parsed = await calls.json("verify", messages_for(system, user), schema(n),
+                              max_tokens=16 + 18 * n)
+    if not isinstance(parsed, dict):
+        return None
+    return [_clean(a) for a in parsed["answers"]]
 
 
-async def verify_each(
+def _grouped(items: Sequence[Item], filled: Sequence[str] | None, n: int
+             ) -> list[dict[str, str]]:
+    answers: list[dict[str, str]] = [{} for _ in range(n)]
+    for k, item in enumerate(items):
+        answers[item.claim][item.span] = filled[k] if filled and k < len(filled) else ""
+    return answers
+
+
+def claim_sentences(query: str, passages: Sequence[Evidence], scorer: SentenceScorer,
+                    total: int = 4) -> list[Sentence]:
+    """The sentences of ``passages`` that best match ``query`` (full mode's evidence)."""
+    out: list[Sentence] = []
+    for selection in select_sentences(query, passages, scorer, total=total, margin=0.3):
+        out.extend(Sentence(t, selection.evidence) for t in selection.sentences)
+    return out
+
+
+async def check_each(
     calls: TurnCalls,
     claims: Sequence[str],
     evidence: Sequence[Sequence[Evidence]],
     book: PassageBook,
     today: dt.date,
+    scorer: SentenceScorer,
+    *,
+    question: str | None = None,
 ) -> list[ClaimCheck]:
-    """Full mode: one ``verify`` call per claim, concurrently."""
+    """Full mode: one cloze call per claim on its own best sentences, concurrently."""
 
     async def one(claim: str, passages: Sequence[Evidence]) -> ClaimCheck:
         if not passages:
             return ClaimCheck(claim, "NOT ENOUGH INFO", (), "nothing retrieved for the claim")
-        entries = [passage_entry(book.number(e), e) for e in passages]
-        parsed = await calls.json(
-            "verify",
-            messages_for(
-                prompt("verify_system"),
-                prompt("verify_user", today=today.isoformat(), passages=entries, claim=claim),
-            ),
-            SCHEMA,
-            max_tokens=220,
-        )
-        if not isinstance(parsed, dict):
-            return ClaimCheck(claim, "NOT ENOUGH INFO", tuple(passages), "verifier output unusable")
-        verdict: Verdict = parsed["verdict"]
-        chosen = _chosen(parsed["passages"], book, passages, passages)
-        return guarded(ClaimCheck(claim, verdict, chosen, str(parsed["reason"]).strip()))
+        items = items_of([claim], question)
+        # Sentences are chosen for the claim with its values hidden, and the question:
+        # chosen for "won by India", they were the ones naming India (as host).
+        query = f"{hidden(claim, question)} {question or ''}" if items else claim
+        sentences = await asyncio.to_thread(claim_sentences, query, passages, scorer)
+        filled: list[str] | None = []
+        if items and sentences:
+            entries = _entries(sentences, book)
+            filled = await _fill(
+                calls, prompt("verify_system"),
+                prompt("verify_user", today=today.isoformat(), passages=entries,
+                       items=[i.text for i in items]),
+                len(items))
+        return judge(claim, question, _grouped(items, filled, 1)[0], sentences, passages)
 
     return list(await asyncio.gather(*(one(c, e) for c, e in zip(claims, evidence, strict=True))))
 
 
-async def verify_batch(
+def _entries(sentences: Sequence[Sentence], book: PassageBook) -> list[dict[str, str]]:
+    """Sentences grouped by passage, as ``_passages.j2`` entries, in passage order."""
+    grouped: dict[str, list[Sentence]] = {}
+    for s in sentences:
+        grouped.setdefault(s.evidence.passage_id, []).append(s)
+    ordered = sorted(grouped.values(), key=lambda group: book.number(group[0].evidence))
+    return [passage_entry(book.number(g[0].evidence), g[0].evidence,
+                          " ".join(s.text for s in g)) for g in ordered]
+
+
+async def check_batch(
     calls: TurnCalls,
     claims: Sequence[str],
     evidence: Sequence[Sequence[Evidence]],
     book: PassageBook,
     block: Sequence[dict[str, str]],
-    shown: Sequence[Evidence],
     today: dt.date,
+    *,
+    question: str | None = None,
 ) -> list[ClaimCheck]:
-    """Fast mode: every claim in one ``verify`` call against the shared evidence block.
+    """Fast mode: every blank of every claim in one call on the turn's evidence block.
 
     Args:
         calls: The turn's call recorder.
         claims: The claims, in order.
         evidence: Passages retrieved for each claim (a claim's default evidence).
         book: The turn's passage numbers.
-        block: The evidence block entries (shared with the compose call).
-        shown: The passages in ``block``.
+        block: The evidence block entries (shared with the compose call): each entry's
+            ``text`` is the sentences kept from passage ``number``.
         today: Today's date.
+        question: What the user asked (chooses the focus spans).
     """
     if not claims:
         return []
-    if not block:
-        return [ClaimCheck(c, "NOT ENOUGH INFO", (), "nothing retrieved") for c in claims]
-    items = [
-        {"number": i, "text": claim,
-         "passages": ", ".join(str(book.number(e)) for e in passages if e in shown)}
-        for i, (claim, passages) in enumerate(zip(claims, evidence, strict=True), start=1)
-    ]
-    parsed = await calls.json(
-        "verify",
-        messages_for(
-            prompt("grounded_system"),
-            prompt("verify_batch_user", today=today.isoformat(), passages=block, claims=items),
-        ),
-        batch_schema(len(claims)),
-        max_tokens=40 + 30 * len(claims),
-    )
-    rows: dict[int, dict[str, Any]] = {}
-    if isinstance(parsed, dict):
-        for row in parsed["verdicts"]:
-            rows.setdefault(int(row["claim"]), row)
-    checks = []
-    for i, (claim, passages) in enumerate(zip(claims, evidence, strict=True), start=1):
-        row = rows.get(i)
-        default = [e for e in passages if e in shown]
-        if row is None:
-            checks.append(ClaimCheck(claim, "NOT ENOUGH INFO", tuple(default), "no verdict"))
-            continue
-        chosen = _chosen(row["passages"], book, shown, default)
-        checks.append(guarded(ClaimCheck(claim, row["verdict"], chosen)))
-    return checks
+    sentences: list[Sentence] = []
+    for entry in block:
+        passage = book.get(int(entry["number"]))
+        if passage is not None:
+            sentences.extend(Sentence(s.text, passage) for s in split_sentences(entry["text"]))
+    shown = {s.evidence.passage_id for s in sentences}
+    items = items_of(claims, question)
+    filled: list[str] | None = []
+    if items and sentences:
+        filled = await _fill(
+            calls, prompt("grounded_system"),
+            prompt("verify_batch_user", today=today.isoformat(), passages=block,
+                   items=[i.text for i in items]),
+            len(items))
+    answers = _grouped(items, filled, len(claims))
+    return [judge(claim, question, answers[i], sentences,
+                  [e for e in evidence[i] if e.passage_id in shown])
+            for i, claim in enumerate(claims)]

@@ -56,7 +56,7 @@ def process_revision(revision: Revision, options: IngestOptions) -> Processed:
         page_id=revision.page.id,
         revision_id=revision.id,
         title=revision.page.title,
-        timestamp=revision.timestamp,
+        timestamp=revision.timestamp if revision.dated else None,
         max_words=options.max_words,
     )
     return revision, passages

@@ -66,7 +66,7 @@ def _file_time(path: Path) -> dt.datetime:
 
 def _plain_revision(
     title: str, text: str, stamp: dt.datetime, *, page_id: int | None = None,
-    rev_id: int | None = None,
+    rev_id: int | None = None, dated: bool = True,
 ) -> Revision:
     page = PageRef(id=page_id if page_id is not None else synthetic_id(title), title=title)
     return Revision(
@@ -75,6 +75,7 @@ def _plain_revision(
         timestamp=stamp,
         text=text,
         text_format="plain",
+        dated=dated,
     )
 
 
@@ -102,8 +103,9 @@ def iter_jsonl(
     be bz2/gzip/xz compressed (WikiExtractor ``--compress``).
 
     Missing ids are synthesized with :func:`synthetic_id`. A missing timestamp becomes
-    ``timestamp`` if given, else the file's modification time (UTC): an extraction is no
-    older than the dump it came from, so pass the dump's date when it is known.
+    ``timestamp`` if given (pass the dump's date when it is known); else the revision is
+    undated (``Revision.dated`` false: its passages carry no date) and sorts by the file's
+    modification time.
 
     Raises:
         DumpReadError: Missing file; with ``skip_bad_pages=False``, a line that is not JSON,
@@ -127,7 +129,7 @@ def iter_jsonl(
                 if not line.strip():
                     continue
                 try:
-                    revision = _jsonl_revision(line, default_stamp)
+                    revision = _jsonl_revision(line, default_stamp, timestamp is not None)
                 except ValueError as exc:
                     info = PageFault(
                         path=str(checked), error=f"line {number}: {exc}", offset=here,
@@ -165,7 +167,8 @@ def _title_guess(line: bytes) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _jsonl_revision(line: bytes, default_stamp: dt.datetime) -> Revision:
+def _jsonl_revision(line: bytes, default_stamp: dt.datetime, default_dated: bool = True
+                    ) -> Revision:
     try:
         record = json.loads(line)  # UnicodeDecodeError is a ValueError too
     except ValueError as exc:
@@ -177,8 +180,9 @@ def _jsonl_revision(line: bytes, default_stamp: dt.datetime) -> Revision:
         raise ValueError('needs string "title" and "text" fields')
     raw_stamp = record.get("timestamp")
     try:
+        dated = True
         if raw_stamp is None or raw_stamp == "":
-            stamp = default_stamp
+            stamp, dated = default_stamp, default_dated
         elif isinstance(raw_stamp, int | float) and not isinstance(raw_stamp, bool):
             stamp = dt.datetime.fromtimestamp(raw_stamp, tz=dt.UTC)
         elif isinstance(raw_stamp, str):
@@ -189,7 +193,7 @@ def _jsonl_revision(line: bytes, default_stamp: dt.datetime) -> Revision:
         rev_id = _optional_int(record.get("revid"))
     except (TypeError, ValueError, OverflowError, OSError) as exc:
         raise ValueError(f"bad id or timestamp ({exc})") from None
-    return _plain_revision(title, text, stamp, page_id=page_id, rev_id=rev_id)
+    return _plain_revision(title, text, stamp, page_id=page_id, rev_id=rev_id, dated=dated)
 
 
 def iter_topics(
@@ -203,7 +207,9 @@ def iter_topics(
 
     The object is decoded one entry at a time, so a file of any size reads in memory
     O(one entry). Ids are synthesized (:func:`synthetic_id`); the timestamp is ``timestamp``
-    if given, else the file's modification time (UTC). Texts are plain (``text_format``).
+    if given, else the revision is undated (``Revision.dated`` false: the file gives no date,
+    so its passages carry none; the file's modification time only orders revisions). Texts
+    are plain (``text_format``).
 
     Raises:
         DumpReadError: Missing file, not a JSON object, truncated or invalid JSON (the
@@ -229,7 +235,7 @@ def iter_topics(
                     _page_fault(info, report, skip=skip_bad_pages)
                     continue
                 _count_page(report)
-                yield _plain_revision(title, value, stamp)
+                yield _plain_revision(title, value, stamp, dated=timestamp is not None)
         finally:
             if report is not None and not stream.closed:
                 report.bytes_read += stream.tell()

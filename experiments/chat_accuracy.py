@@ -1,0 +1,231 @@
+"""End-to-end answer accuracy of vanilla, rag and the grounded chat on the default corpus.
+
+Questions are those of ``experiments/data/qa.jsonl`` (see ``qa_data.py``): written by the
+default model from real lead paragraphs of the default corpus (recent, tail and head topics),
+each kept only when a script checked that its short answer is in the paragraph. Every system
+runs with the same model, through the system registry, as ``freshwiki eval`` would run it.
+
+A reply is scored by rules, no judge:
+
+- **correct**: it states the gold answer (its words, in order);
+- **I don't know**: it says it could not find or does not know (grounded: the "I don't
+  know" outcome, ``grounded=False``), without the gold answer;
+- **wrong**: anything else, i.e. a reply stating some other answer.
+
+A **contradicted citation** is a wrong reply that cites the question's own paragraph: that
+paragraph states the gold answer, so it contradicts the reply it is cited for (rag's ``[n]``
+markers point at its retrieved passages, the grounded chat's at its citations; vanilla
+cites nothing). **Conflict notes** count grounded replies that report disagreeing sources,
+and those whose two sources are different articles (a conflict must be about one subject).
+
+Prints accuracy, "I don't know" and wrong shares with Wilson 95 % intervals per system and
+topic set, and writes ``experiments/results/chat_accuracy.json`` plus every reply
+(``chat_accuracy_replies.json``). LLM calls use the response cache (``--no-cache`` to pay
+again). Run::
+
+    .venv/bin/python experiments/chat_accuracy.py [--systems vanilla,rag,fast,full] [--limit N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import datetime as dt
+import json
+import math
+import platform
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+from freshwiki.config import load_settings
+from freshwiki.llm import Message, open_llm
+from freshwiki.seams import Sample, Task
+from freshwiki.systems import load_system
+
+HERE = Path(__file__).parent
+QA = HERE / "data" / "qa.jsonl"
+RESULTS = HERE / "results" / "chat_accuracy.json"
+SYSTEMS = {"vanilla": ("vanilla", {}), "rag": ("rag", {}),
+           "fast": ("grounded", {"mode": "fast"}), "full": ("grounded", {"mode": "full"})}
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_IDK = re.compile(
+    r"(?i)\b(?:i don't know|i do not know|could not find|couldn't find|can't find|cannot find|"
+    r"no information|not (?:mentioned|stated|provided|specified|available)|i'm not sure|"
+    r"i am not sure|don't have|do not have|unable to (?:find|answer|determine))")
+_MARKER = re.compile(r"\[(\d+)\]")
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased words."""
+    return _WORD.findall(text.lower())
+
+
+def states(reply: str, answer: str) -> bool:
+    """Whether ``reply`` contains the answer's words in order."""
+    hay, need = words(reply), words(answer)
+    return bool(need) and any(hay[i:i + len(need)] == need
+                              for i in range(len(hay) - len(need) + 1))
+
+
+def outcome(reply: str, answer: str, *, grounded: bool = True) -> str:
+    """The outcome: correct, dont_know or wrong (see the module docstring)."""
+    if states(reply, answer):
+        return "correct"
+    if not grounded or _IDK.search(reply):
+        return "dont_know"
+    return "wrong"
+
+
+def cited_titles(system: str, output: Any) -> set[str]:
+    """Titles of the passages the reply cites."""
+    trace = output.trace or {}
+    if system in ("fast", "full"):
+        return {c["evidence"]["title"] for c in trace.get("citations") or ()}
+    if system == "rag":
+        retrieved = trace.get("retrieved") or []
+        cited = set()
+        for n in _MARKER.findall(output.text):
+            if 1 <= int(n) <= len(retrieved):
+                cited.add(retrieved[int(n) - 1]["title"])
+        return cited
+    return set()
+
+
+def wilson(hits: int, n: int) -> list[float]:
+    """Share and its Wilson 95 % interval."""
+    if n == 0:
+        return [math.nan, math.nan, math.nan]
+    z = 1.96
+    p = hits / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return [round(p, 4), round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4)]
+
+
+async def run(questions: list[dict[str, Any]], names: list[str], no_cache: bool
+              ) -> dict[str, list[dict[str, Any]]]:
+    settings = load_settings().settings
+    llm = open_llm(settings.model, settings=settings, cache=not no_cache)
+    out: dict[str, list[dict[str, Any]]] = {}
+    for name in names:
+        kind, options = SYSTEMS[name]
+        system = load_system(kind, llm, settings, options)
+        rows = []
+        with Progress() as bar:
+            task_id = bar.add_task(name, total=len(questions))
+            for q in questions:
+                task = Task(sample=Sample(id=q["title"], input=q["question"]), template="qa",
+                            messages=(Message.user(q["question"]),), query=q["question"],
+                            max_tokens=200)
+                started = time.perf_counter()
+                output = await system.respond(task)
+                trace = output.trace or {}
+                grounded = bool(trace.get("grounded", True))
+                result = outcome(output.text, q["answer"], grounded=grounded)
+                chat = trace.get("chat") or {}
+                conflicts = chat.get("conflicts") or []
+                facts = chat.get("facts") or []
+                across = 0
+                for c in conflicts:
+                    titles = {facts[i]["source"]["title"] for i in c.get("facts") or ()
+                              if i < len(facts)}
+                    across += len(titles) > 1
+                rows.append({
+                    "title": q["title"], "set": q["set"], "question": q["question"],
+                    "answer": q["answer"], "reply": output.text, "outcome": result,
+                    "contradicted_citation": result == "wrong"
+                    and q["title"] in cited_titles(name, output),
+                    "conflict_notes": len(conflicts), "conflicts_across_articles": across,
+                    "seconds": round(time.perf_counter() - started, 2),
+                    "cache_hit": output.cache_hit,
+                })
+                bar.advance(task_id)
+        closer = getattr(system, "aclose", None)
+        if closer is not None:
+            await closer()
+        out[name] = rows
+    return out
+
+
+def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    n = len(rows)
+    count = collections.Counter(r["outcome"] for r in rows)
+    return {
+        "n": n,
+        "accuracy": wilson(count["correct"], n),
+        "dont_know": wilson(count["dont_know"], n),
+        "wrong": wilson(count["wrong"], n),
+        "contradicted_citations": sum(r["contradicted_citation"] for r in rows),
+        "conflict_notes": sum(r["conflict_notes"] > 0 for r in rows),
+        "conflict_notes_across_articles": sum(r["conflicts_across_articles"] > 0 for r in rows),
+        "mean_seconds": round(sum(r["seconds"] for r in rows) / max(n, 1), 2),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--systems", default="vanilla,rag,fast,full")
+    parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--no-cache", action="store_true")
+    args = parser.parse_args()
+    questions = [json.loads(line) for line in QA.read_text(encoding="utf-8").splitlines()
+                 if line.strip()]
+    questions = [q for q in questions if "question" in q]
+    if args.limit:
+        questions = questions[: args.limit]
+    names = [n.strip() for n in args.systems.split(",")]
+    started = time.perf_counter()
+    replies = asyncio.run(run(questions, names, args.no_cache))
+    table = Table(title=f"chat accuracy, {len(questions)} questions (95 % CI)")
+    for column in ("system", "accuracy", "I don't know", "wrong", "contradicted citations",
+                   "conflict notes (across articles)", "s/question"):
+        table.add_column(column)
+    results: dict[str, Any] = {}
+    for name, rows in replies.items():
+        s = summary(rows)
+        s["by_set"] = {k: summary([r for r in rows if r["set"] == k])
+                       for k in ("recent", "tail", "head")}
+        results[name] = s
+
+        def cell(v: list[float]) -> str:
+            return f"{v[0]:.3f} [{v[1]:.2f}, {v[2]:.2f}]"
+
+        table.add_row(name, cell(s["accuracy"]), cell(s["dont_know"]), cell(s["wrong"]),
+                      str(s["contradicted_citations"]),
+                      f"{s['conflict_notes']} ({s['conflict_notes_across_articles']})",
+                      str(s["mean_seconds"]))
+    Console().print(table)
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    settings = load_settings().settings
+    sets = collections.Counter(q["set"] for q in questions)
+    RESULTS.write_text(json.dumps({
+        "command": " ".join(["python", *sys.argv]),
+        "commit": subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                                 cwd=HERE).stdout.strip(),
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "machine": f"{platform.machine()}, {platform.processor() or 'cpu'}",
+        "model": settings.model,
+        "seconds": round(time.perf_counter() - started, 1),
+        "data": {"questions": len(questions), "by_set": dict(sets),
+                 "provenance": "real lead paragraphs of the default corpus; questions written "
+                               "by the default model and checked by script (answer span in "
+                               "the paragraph); constructed questions, real passages"},
+        "systems": results,
+    }, indent=1), encoding="utf-8")
+    RESULTS.with_name("chat_accuracy_replies.json").write_text(
+        json.dumps(replies, indent=1, ensure_ascii=False), encoding="utf-8")
+    print(f"wrote {RESULTS}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,386 @@
+"""Claim verification on real text: the legacy and the cloze verifier, fast and full mode.
+
+Data (``experiments/data/claims.jsonl``, built by ``build`` from ``experiments/data/qa.jsonl``,
+see ``qa_data.py``; every claim is judged against one real lead paragraph of the default
+corpus, read from ``../shared/data`` at run time):
+
+- ``real-draft``: what the default model said closed book (the chat's own draft stage) to a
+  question whose answer the paragraph states: the first claim of each draft. Labelled by
+  reading the claim against the paragraph (``experiments/data/claim_labels.jsonl``: label,
+  one-line reason, who labelled and how).
+- ``constructed-statement``: the one-sentence answer written with the question, checked by
+  script to contain the answer span and stay within the paragraph's words (SUPPORTS).
+- ``constructed-swap``: that sentence with its answer replaced by another question's answer
+  of the same kind (year, date, number or name) (REFUTES).
+- ``constructed-other-article``: a statement about another article, judged against the
+  lead that shares the most (idf-weighted) words with it and does not contain its answer
+  (NOT ENOUGH INFO).
+
+``run`` gives every claim to the four verifiers the way the chat does: the question and the
+claim, the paragraph as the retrieved passage, the fast mode's evidence block built from it.
+It prints per-label precision and recall with Wilson 95 % intervals per verifier, the
+share of real wrong drafts judged SUPPORTS, and seconds per claim, and writes
+``experiments/results/claim_verification.json``. LLM calls go through the response cache
+(a re-run costs nothing; ``--no-cache`` to pay again). Run::
+
+    .venv/bin/python experiments/claim_verification.py build
+    .venv/bin/python experiments/claim_verification.py run [--limit N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import datetime as dt
+import hashlib
+import json
+import math
+import platform
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+from freshwiki.chat import ClaimCheck, Evidence, PassageBook, TurnCalls
+from freshwiki.config import load_settings
+from freshwiki.llm import LLM, open_llm
+
+HERE = Path(__file__).parent
+QA = HERE / "data" / "qa.jsonl"
+CLAIMS = HERE / "data" / "claims.jsonl"
+LABELS = HERE / "data" / "claim_labels.jsonl"
+RESULTS = HERE / "results" / "claim_verification.json"
+TODAY = dt.date(2026, 11, 24)
+LABEL_SET = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_STOP = frozenset({
+    "a", "an", "the", "and", "or", "of", "in", "on", "at", "to", "for", "from", "by", "with",
+    "is", "was", "were", "be", "as", "its", "it", "his", "her", "their", "this", "that",
+    "which", "who", "what", "when", "where", "how", "has", "had", "have", "are", "been",
+})
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased words."""
+    return _WORD.findall(text.lower())
+
+
+def contains(haystack: str, needle: str) -> bool:
+    """Whether ``needle``'s words occur in ``haystack`` contiguously."""
+    hay, need = words(haystack), words(needle)
+    return bool(need) and any(hay[i:i + len(need)] == need
+                              for i in range(len(hay) - len(need) + 1))
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """Records of a JSON-lines file (none if it does not exist)."""
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+
+
+def leads(data_dir: Path) -> dict[str, dict[str, str]]:
+    """``{set: {title: paragraph}}`` of the topic files."""
+    names = {"recent": "recent_articles_en.json", "tail": "tail_articles_en.json",
+             "head": "head_articles_en.json"}
+    folder = data_dir / "wikipedia" / "topics"
+    return {k: json.loads((folder / v).read_text(encoding="utf-8")) for k, v in names.items()}
+
+
+def kind_of(answer: str) -> str:
+    """Year, date, number or name: what a swapped-in answer has to match."""
+    if re.fullmatch(r"\d{4}", answer):
+        return "year"
+    if re.search(r"\d", answer) and re.search(r"[A-Za-z]{3,}", answer) and re.search(
+            r"(?i)jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec", answer):
+        return "date"
+    if re.fullmatch(r"[\d.,]+(?:\s*(?:%|million|billion|km|m))?", answer):
+        return "number"
+    return "name"
+
+
+def _key(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def build(data_dir: Path) -> list[dict[str, Any]]:
+    """The claims (see the module docstring), in a fixed order."""
+    paragraphs = leads(data_dir)
+    qa = [r for r in read_jsonl(QA) if "question" in r]
+    labels = {r["id"]: r for r in read_jsonl(LABELS)}
+    items: list[dict[str, Any]] = []
+
+    def add(kind: str, record: dict[str, Any], claim: str, label: str, how: str,
+            title: str | None = None) -> None:
+        item_id = f"{kind}:{_key(record['title'] + claim)[:12]}"
+        split = "dev" if int(_key(record["title"])[:8], 16) % 4 == 0 else "test"
+        items.append({"id": item_id, "kind": kind, "split": split, "set": record["set"],
+                      "title": title or record["title"], "question": record["question"],
+                      "answer": record["answer"], "claim": claim, "label": label, "how": how})
+
+    for record in qa:
+        draft = record.get("draft") or []
+        if draft:
+            claim = draft[0]
+            item_id = f"real-draft:{_key(record['title'] + claim)[:12]}"
+            labelled = labels.get(item_id)
+            if labelled is not None:
+                add("real-draft", record, claim, labelled["label"],
+                    f"closed-book draft of {record['draft_model']}; {labelled['reason']}")
+            else:
+                auto = "SUPPORTS" if contains(claim, record["answer"]) else "REFUTES"
+                add("real-draft", record, claim, f"UNLABELLED:{auto}",
+                    f"closed-book draft of {record['draft_model']}; not yet read")
+        add("constructed-statement", record, record["statement"], "SUPPORTS",
+            "statement written with the question; answer span and words checked by script")
+    by_kind: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
+    for record in sorted(qa, key=lambda r: _key(r["title"])):
+        by_kind[kind_of(record["answer"])].append(record)
+    for group in by_kind.values():
+        for n, record in enumerate(group):
+            for other in group[n + 1:] + group[:n]:
+                text = paragraphs[record["set"]][record["title"]]
+                if not contains(text, other["answer"]) and other["answer"] != record["answer"]:
+                    swapped = record["statement"].replace(record["answer"], other["answer"], 1)
+                    if swapped != record["statement"]:
+                        add("constructed-swap", record, swapped, "REFUTES",
+                            f"answer {record['answer']!r} swapped for {other['answer']!r} "
+                            f"(the answer to another question, same kind)")
+                    break
+    everything = {(s, t): p for s, titles in paragraphs.items() for t, p in titles.items()}
+    document_frequency: collections.Counter[str] = collections.Counter()
+    bags = {}
+    for key, text in everything.items():
+        bag = {w for w in words(f"{key[1]} {text}") if w not in _STOP}
+        bags[key] = bag
+        document_frequency.update(bag)
+    total = len(everything)
+    for record in qa:
+        wanted = {w for w in words(record["statement"]) if w not in _STOP}
+        best, best_score = None, 0.0
+        for key, bag in bags.items():
+            if key[1] == record["title"]:
+                continue
+            score = sum(math.log(total / document_frequency[w]) for w in wanted & bag)
+            if score > best_score and not contains(everything[key], record["answer"]):
+                best, best_score = key, score
+        if best is not None:
+            item = dict(record, set=best[0])
+            add("constructed-other-article", item, record["statement"], "NOT ENOUGH INFO",
+                f"statement about {record['title']!r} judged against {best[1]!r}",
+                title=best[1])
+    return items
+
+
+# -- running the verifiers -------------------------------------------------------------------
+
+Verifier = Callable[[TurnCalls, dict[str, Any], Evidence], Awaitable[ClaimCheck]]
+
+
+def verifiers(scorer: Any) -> dict[str, Verifier]:
+    """The four verifiers, as the chat calls them for one claim."""
+    from freshwiki.chat.facts import evidence_block, select_sentences
+    from freshwiki.chat.verify import check_batch, check_each, hidden
+    from freshwiki.chat.verify_legacy import verify_batch, verify_each
+
+    def book_of(passage: Evidence) -> PassageBook:
+        book = PassageBook()
+        book.add(passage)
+        return book
+
+    async def legacy_full(calls: TurnCalls, item: dict[str, Any], p: Evidence) -> ClaimCheck:
+        [check] = await verify_each(calls, [item["claim"]], [[p]], book_of(p), TODAY)
+        return check
+
+    async def cloze_full(calls: TurnCalls, item: dict[str, Any], p: Evidence) -> ClaimCheck:
+        [check] = await check_each(calls, [item["claim"]], [[p]], book_of(p), TODAY, scorer,
+                                   question=item["question"])
+        return check
+
+    def block_of(item: dict[str, Any], p: Evidence, book: PassageBook) -> Any:
+        selections = select_sentences(item["question"], [p], scorer)
+        return evidence_block(selections, [hidden(item["claim"], item["question"])], [[p]],
+                              book, scorer)
+
+    async def legacy_fast(calls: TurnCalls, item: dict[str, Any], p: Evidence) -> ClaimCheck:
+        book = book_of(p)
+        block = block_of(item, p, book)
+        [check] = await verify_batch(calls, [item["claim"]], [[p]], book,
+                                     block.answer + block.extra, block.shown, TODAY)
+        return check
+
+    async def cloze_fast(calls: TurnCalls, item: dict[str, Any], p: Evidence) -> ClaimCheck:
+        book = book_of(p)
+        block = block_of(item, p, book)
+        [check] = await check_batch(calls, [item["claim"]], [[p]], book,
+                                    block.answer + block.extra, TODAY,
+                                    question=item["question"])
+        return check
+
+    return {"legacy fast": legacy_fast, "cloze fast": cloze_fast,
+            "legacy full": legacy_full, "cloze full": cloze_full}
+
+
+async def run_all(llm: LLM, items: list[dict[str, Any]], data_dir: Path,
+                  names: list[str]) -> dict[str, list[dict[str, Any]]]:
+    from freshwiki.chat.facts import EmbeddingScorer
+    from freshwiki.retrieval import Embedder
+
+    scorer = EmbeddingScorer(Embedder())
+    chosen = {k: v for k, v in verifiers(scorer).items() if k in names}
+    paragraphs = leads(data_dir)
+    out: dict[str, list[dict[str, Any]]] = {name: [] for name in chosen}
+    with Progress() as bar:
+        task = bar.add_task("claims", total=len(items))
+        for item in items:
+            passage = Evidence(passage_id=f"{item['set']}:{item['title']}", title=item["title"],
+                               section=(), text=paragraphs[item["set"]][item["title"]])
+            for name, verify in chosen.items():
+                calls = TurnCalls(llm)
+                started = time.perf_counter()
+                check = await verify(calls, item, passage)
+                out[name].append({
+                    "id": item["id"], "verdict": check.verdict, "rationale": check.rationale,
+                    "correction": check.correction,
+                    "seconds": round(time.perf_counter() - started, 3),
+                    "calls": len(calls.records),
+                    "cache_hits": sum(r.cache_hit for r in calls.records),
+                })
+            bar.advance(task)
+    return out
+
+
+def wilson(hits: int, n: int) -> tuple[float, float, float]:
+    """Share and its Wilson 95 % interval."""
+    if n == 0:
+        return (float("nan"), float("nan"), float("nan"))
+    z = 1.96
+    p = hits / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (p, max(0.0, centre - half), min(1.0, centre + half))
+
+
+def scores(items: list[dict[str, Any]], rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per-label precision and recall, and the goals' figures, for one verifier."""
+    gold = {i["id"]: i["label"] for i in items}
+    kinds = {i["id"]: i["kind"] for i in items}
+    out: dict[str, Any] = {}
+    for label in LABEL_SET:
+        predicted = [r for r in rows if r["verdict"] == label]
+        actual = [r for r in rows if gold[r["id"]] == label]
+        tp = sum(gold[r["id"]] == label for r in predicted)
+        out[label] = {"precision": wilson(tp, len(predicted)), "recall": wilson(tp, len(actual)),
+                      "predicted": len(predicted), "gold": len(actual)}
+    wrong = [r for r in rows if kinds[r["id"]] == "real-draft" and gold[r["id"]] != "SUPPORTS"]
+    out["real wrong drafts not SUPPORTS"] = wilson(
+        sum(r["verdict"] != "SUPPORTS" for r in wrong), len(wrong))
+    out["accuracy"] = wilson(sum(r["verdict"] == gold[r["id"]] for r in rows), len(rows))
+    out["seconds per claim"] = round(sum(r["seconds"] for r in rows) / max(len(rows), 1), 2)
+    by_kind: dict[str, Any] = {}
+    for kind in sorted(set(kinds.values())):
+        mine = [r for r in rows if kinds[r["id"]] == kind]
+        by_kind[kind] = {label: sum(r["verdict"] == label for r in mine) for label in LABEL_SET}
+        by_kind[kind]["n"] = len(mine)
+    out["verdicts by kind"] = by_kind
+    return out
+
+
+def report(items: list[dict[str, Any]], results: dict[str, list[dict[str, Any]]]) -> None:
+    console = Console()
+    table = Table(title="claim verification (precision / recall, 95 % CI)")
+    for column in ("verifier", "SUPPORTS P", "SUPPORTS R", "REFUTES P", "REFUTES R",
+                   "NEI P", "NEI R", "wrong drafts not SUPPORTS", "s/claim"):
+        table.add_column(column)
+
+    def cell(v: tuple[float, float, float]) -> str:
+        return f"{v[0]:.3f} [{v[1]:.2f}, {v[2]:.2f}]" if not math.isnan(v[0]) else "-"
+
+    for name, rows in results.items():
+        s = scores(items, rows)
+        table.add_row(name, cell(s["SUPPORTS"]["precision"]), cell(s["SUPPORTS"]["recall"]),
+                      cell(s["REFUTES"]["precision"]), cell(s["REFUTES"]["recall"]),
+                      cell(s["NOT ENOUGH INFO"]["precision"]),
+                      cell(s["NOT ENOUGH INFO"]["recall"]),
+                      cell(s["real wrong drafts not SUPPORTS"]), str(s["seconds per claim"]))
+    console.print(table)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("step", choices=["build", "run", "report"])
+    parser.add_argument("--limit", type=int, default=None, help="first N claims only")
+    parser.add_argument("--verifiers", default="legacy fast,cloze fast,legacy full,cloze full")
+    parser.add_argument("--no-cache", action="store_true")
+    parser.add_argument("--split", choices=["dev", "test", "all"], default="test",
+                        help="which claims to report (rules were only tuned on dev)")
+    args = parser.parse_args()
+    settings = load_settings().settings
+    if args.step == "build":
+        items = build(settings.data_dir)
+        CLAIMS.write_text("".join(json.dumps(i, ensure_ascii=False) + "\n" for i in items),
+                          encoding="utf-8")
+        counts = collections.Counter((i["kind"], i["label"]) for i in items)
+        for (kind, label), n in sorted(counts.items()):
+            print(f"{kind:28} {label:24} {n}")
+        print("total", len(items))
+        return 0
+    items = read_jsonl(CLAIMS)
+    if any(i["label"].startswith("UNLABELLED") for i in items) and args.step == "report":
+        print("some real drafts are not labelled yet: see claim_labels.jsonl", file=sys.stderr)
+    if args.limit:
+        items = items[: args.limit]
+    if args.step == "report" and args.split != "all":
+        items = [i for i in items if i["split"] == args.split]
+    if args.step == "run":
+        llm = open_llm(settings.model, settings=settings, cache=not args.no_cache)
+        started = time.perf_counter()
+        results = asyncio.run(run_all(llm, items, settings.data_dir,
+                                      [n.strip() for n in args.verifiers.split(",")]))
+        raw = RESULTS.with_name("claim_verification_verdicts.json")
+        raw.parent.mkdir(parents=True, exist_ok=True)
+        raw.write_text(json.dumps({"model": settings.model, "results": results,
+                                   "seconds": round(time.perf_counter() - started, 1)},
+                                  indent=1), encoding="utf-8")
+    raw_data = json.loads(RESULTS.with_name("claim_verification_verdicts.json")
+                          .read_text(encoding="utf-8"))
+    results = raw_data["results"]
+    ids = {i["id"] for i in items}
+    results = {k: [r for r in v if r["id"] in ids] for k, v in results.items()}
+    items = [i for i in items if any(r["id"] == i["id"] for r in next(iter(results.values())))]
+    report(items, results)
+    kinds = collections.Counter(i["kind"] for i in items)
+    summary = {
+        "command": " ".join(["python", *sys.argv]),
+        "commit": subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True,
+                                 text=True, cwd=HERE).stdout.strip(),
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "machine": f"{platform.machine()}, {platform.processor() or 'cpu'}",
+        "model": raw_data["model"],
+        "split": args.split,
+        "data": {"claims": len(items), "by kind": dict(kinds),
+                 "real share": round(kinds.get("real-draft", 0) / max(len(items), 1), 3),
+                 "constructed share": round(1 - kinds.get("real-draft", 0)
+                                            / max(len(items), 1), 3),
+                 "source": "WikiChat topic leads (../shared/data/wikipedia/topics)",
+                 "sample": "test split (3/4 of the articles by title hash): out of sample, "
+                           "rules and prompts were only revised against the dev split"
+                           if args.split == "test" else f"{args.split} split"},
+        "verifiers": {name: scores(items, rows) for name, rows in results.items()},
+    }
+    RESULTS.write_text(json.dumps(summary, indent=1), encoding="utf-8")
+    print(f"wrote {RESULTS}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
