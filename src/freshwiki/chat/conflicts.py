@@ -209,7 +209,8 @@ _QUALIFIER = re.compile(r"\s*\([^)]*\)|^List of\s+|\s+(?:episodes|characters|sea
 
 def _subject(title: str) -> str:
     """What a title names: "List of Silicon Valley episodes" and "Silicon Valley (TV series)"
-    both name Silicon Valley (Wikipedia's conventions for lists and disambiguation)."""
+    both name Silicon Valley (Wikipedia's conventions for lists and disambiguation).
+    """
     return _QUALIFIER.sub("", _QUALIFIER.sub("", title)).strip() or title
 
 
