@@ -208,8 +208,9 @@ _QUALIFIER = re.compile(r"\s*\([^)]*\)|^List of\s+|\s+(?:episodes|characters|sea
 
 
 def _subject(title: str) -> str:
-    """What a title names: "List of Silicon Valley episodes" and "Silicon Valley (TV series)"
-    both name Silicon Valley (Wikipedia's conventions for lists and disambiguation).
+    """What a title names, without Wikipedia's list and disambiguation qualifiers.
+
+    "List of Silicon Valley episodes" and "Silicon Valley (TV series)" both name Silicon Valley.
     """
     return _QUALIFIER.sub("", _QUALIFIER.sub("", title)).strip() or title
 
