@@ -5,13 +5,14 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
-from freshwiki.chat import ChatEngine, ChatError, ChatMessage, GroundedChat, Reply
-from freshwiki.llm import Message
+from freshwiki.chat import ChatEngine, ChatError, ChatMessage, ClaimCheck, GroundedChat, Reply
+from freshwiki.llm import LLM, Message
 from freshwiki.records import Passage
-from tests.chat.fakes import FakeIndex, js, overlapping, scripted_llm
+from tests.chat.fakes import FakeIndex, RoutingBackend, js, overlapping, scripted_llm
 
 TODAY = "2024-06-01"
 KAT_Q = "When did KickassTorrents go offline?"
@@ -369,3 +370,37 @@ async def test_a_20k_character_question_fails_at_once_with_the_limit(
     with pytest.raises(ChatError, match="non-empty user message"):
         chat.stream(user(" \n\t "))
     assert script.calls == []
+
+
+async def test_cached_stage_answers_never_outlive_a_prompt_or_rule_change(
+    chat_passages: list[Passage], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 12: a repeated question returned the old wrong reply from the response cache.
+    # The cache key is the whole request, so a changed prompt is a new request; the rules
+    # that turn the model's answers into verdicts run on every turn, cached or not.
+    from freshwiki.chat import _calls, verify
+    from freshwiki.llm import ResponseCache
+
+    _, script = scripted_llm(fast_kat_script())  # type: ignore[arg-type]
+    llm = LLM(RoutingBackend(script), cache=ResponseCache(tmp_path / "cache.sqlite"))
+    chat = GroundedChat(llm, FakeIndex(chat_passages), today=TODAY)
+    first = await chat.respond(user(KAT_Q))
+    again = await chat.respond(user(KAT_Q))
+    assert again.text == first.text and again.trace.cache_hits == again.trace.llm_calls == 3
+
+    rendered = _calls.prompt
+    monkeypatch.setattr(verify, "prompt", lambda name, **v: rendered(name, **v) + (
+        "\nRead carefully." if name == "verify_batch_user" else ""))
+    edited = await chat.respond(user(KAT_Q))
+    hits = {s.stage: s.cache_hit for s in edited.trace.stages}
+    assert hits == {"draft+claims": True, "verify": False, "compose+refine": True}
+
+    monkeypatch.setattr(verify, "judge", lambda claim, *a, **k: ClaimCheck(
+        claim, "NOT ENOUGH INFO"))
+    ruled = await chat.respond(user(KAT_Q))
+    hits = {s.stage: s.cache_hit for s in ruled.trace.stages}
+    assert hits["draft+claims"] and hits["verify"]  # the model's answers come from cache...
+    assert {c.verdict for c in ruled.trace.claims} == {"NOT ENOUGH INFO"}  # ...rules re-run
+    assert not hits["compose+refine"]  # and the composer sees the new verdicts
+    assert "Verified claims:" in first.trace.stages[-1].input
+    assert "Verified claims:" not in ruled.trace.stages[-1].input
