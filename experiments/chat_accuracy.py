@@ -2,7 +2,8 @@
 
 Questions are those of ``experiments/data/qa.jsonl`` (see ``qa_data.py``): written by the
 default model from real lead paragraphs of the default corpus (recent, tail and head topics),
-each kept only when a script checked that its short answer is in the paragraph. Every system
+each kept only when a script checked that its short answer is in the paragraph, and not
+listed as flawed in ``experiments/data/qa_review.jsonl`` (checked by reading). Every system
 runs with the same model, through the system registry, as ``freshwiki eval`` would run it.
 
 A reply is scored by rules, no judge:
@@ -53,6 +54,8 @@ from freshwiki.systems import load_system
 
 HERE = Path(__file__).parent
 QA = HERE / "data" / "qa.jsonl"
+REVIEW = HERE / "data" / "qa_review.jsonl"
+"""Questions reading found flawed (no answer in the paragraph, or a wrong gold answer)."""
 RESULTS = HERE / "results" / "chat_accuracy.json"
 SYSTEMS = {"vanilla": ("vanilla", {}), "rag": ("rag", {}),
            "fast": ("grounded", {"mode": "fast"}), "full": ("grounded", {"mode": "full"})}
@@ -111,49 +114,58 @@ def wilson(hits: int, n: int) -> list[float]:
     return [round(p, 4), round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4)]
 
 
-async def run(questions: list[dict[str, Any]], names: list[str], no_cache: bool
-              ) -> dict[str, list[dict[str, Any]]]:
+async def run(questions: list[dict[str, Any]], names: list[str], no_cache: bool,
+              replies: dict[str, list[dict[str, Any]]], save: Any) -> None:
+    """Every question through every system, appending to ``replies``, saving after each.
+
+    Question by question, so a run stopped early has the same questions for every system.
+    """
     settings = load_settings().settings
     llm = open_llm(settings.model, settings=settings, cache=not no_cache)
-    out: dict[str, list[dict[str, Any]]] = {}
+    systems = {}
     for name in names:
         kind, options = SYSTEMS[name]
-        system = load_system(kind, llm, settings, options)
-        rows = []
-        with Progress() as bar:
-            task_id = bar.add_task(name, total=len(questions))
-            for q in questions:
-                task = Task(sample=Sample(id=q["title"], input=q["question"]), template="qa",
-                            messages=(Message.user(q["question"]),), query=q["question"],
-                            max_tokens=200)
-                started = time.perf_counter()
-                output = await system.respond(task)
-                trace = output.trace or {}
-                grounded = bool(trace.get("grounded", True))
-                result = outcome(output.text, q["answer"], grounded=grounded)
-                chat = trace.get("chat") or {}
-                conflicts = chat.get("conflicts") or []
-                facts = chat.get("facts") or []
-                across = 0
-                for c in conflicts:
-                    titles = {facts[i]["source"]["title"] for i in c.get("facts") or ()
-                              if i < len(facts)}
-                    across += len(titles) > 1
-                rows.append({
-                    "title": q["title"], "set": q["set"], "question": q["question"],
-                    "answer": q["answer"], "reply": output.text, "outcome": result,
-                    "contradicted_citation": result == "wrong"
-                    and q["title"] in cited_titles(name, output),
-                    "conflict_notes": len(conflicts), "conflicts_across_articles": across,
-                    "seconds": round(time.perf_counter() - started, 2),
-                    "cache_hit": output.cache_hit,
-                })
-                bar.advance(task_id)
+        systems[name] = load_system(kind, llm, settings, options)
+        replies.setdefault(name, [])
+    done = {(name, r["title"]) for name, rows in replies.items() for r in rows}
+    with Progress() as bar:
+        task_id = bar.add_task("questions", total=len(questions))
+        for q in questions:
+            for name, system in systems.items():
+                if (name, q["title"]) in done:
+                    continue
+                replies[name].append(await one(name, system, q))
+            save()
+            bar.advance(task_id)
+    for system in systems.values():
         closer = getattr(system, "aclose", None)
         if closer is not None:
             await closer()
-        out[name] = rows
-    return out
+
+
+async def one(name: str, system: Any, q: dict[str, Any]) -> dict[str, Any]:
+    """One question through one system, scored."""
+    task = Task(sample=Sample(id=q["title"], input=q["question"]), template="qa",
+                messages=(Message.user(q["question"]),), query=q["question"], max_tokens=200)
+    started = time.perf_counter()
+    output = await system.respond(task)
+    trace = output.trace or {}
+    grounded = bool(trace.get("grounded", True))
+    result = outcome(output.text, q["answer"], grounded=grounded)
+    chat = trace.get("chat") or {}
+    conflicts = chat.get("conflicts") or []
+    facts = chat.get("facts") or []
+    across = 0
+    for c in conflicts:
+        titles = {facts[i]["source"]["title"] for i in c.get("facts") or () if i < len(facts)}
+        across += len(titles) > 1
+    return {
+        "title": q["title"], "set": q["set"], "question": q["question"],
+        "answer": q["answer"], "reply": output.text, "outcome": result,
+        "contradicted_citation": result == "wrong" and q["title"] in cited_titles(name, output),
+        "conflict_notes": len(conflicts), "conflicts_across_articles": across,
+        "seconds": round(time.perf_counter() - started, 2), "cache_hit": output.cache_hit,
+    }
 
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -176,15 +188,37 @@ def main() -> int:
     parser.add_argument("--systems", default="vanilla,rag,fast,full")
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--no-cache", action="store_true")
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the replies already in chat_accuracy_replies.json")
+    parser.add_argument("--report-only", action="store_true",
+                        help="no model calls: summarise the stored replies")
     args = parser.parse_args()
     questions = [json.loads(line) for line in QA.read_text(encoding="utf-8").splitlines()
                  if line.strip()]
-    questions = [q for q in questions if "question" in q]
+    flawed = {json.loads(line)["title"] for line in REVIEW.read_text(encoding="utf-8")
+              .splitlines() if line.strip()}
+    questions = [q for q in questions if "question" in q and q["title"] not in flawed]
     if args.limit:
         questions = questions[: args.limit]
     names = [n.strip() for n in args.systems.split(",")]
     started = time.perf_counter()
-    replies = asyncio.run(run(questions, names, args.no_cache))
+    raw = RESULTS.with_name("chat_accuracy_replies.json")
+    replies: dict[str, list[dict[str, Any]]] = {}
+    if args.resume and raw.exists():
+        replies = json.loads(raw.read_text(encoding="utf-8"))
+
+    def save() -> None:
+        raw.parent.mkdir(parents=True, exist_ok=True)
+        tmp = raw.with_suffix(".tmp")
+        tmp.write_text(json.dumps(replies, indent=1, ensure_ascii=False), encoding="utf-8")
+        tmp.replace(raw)
+
+    if not args.report_only:
+        asyncio.run(run(questions, names, args.no_cache, replies, save))
+    # Only questions every system answered (a stopped run compares like with like).
+    common = set.intersection(*({r["title"] for r in rows} for rows in replies.values()))
+    replies = {k: [r for r in v if r["title"] in common] for k, v in replies.items()}
+    questions = [q for q in questions if q["title"] in common]
     table = Table(title=f"chat accuracy, {len(questions)} questions (95 % CI)")
     for column in ("system", "accuracy", "I don't know", "wrong", "contradicted citations",
                    "conflict notes (across articles)", "s/question"):
@@ -221,8 +255,6 @@ def main() -> int:
                                "the paragraph); constructed questions, real passages"},
         "systems": results,
     }, indent=1), encoding="utf-8")
-    RESULTS.with_name("chat_accuracy_replies.json").write_text(
-        json.dumps(replies, indent=1, ensure_ascii=False), encoding="utf-8")
     print(f"wrote {RESULTS}")
     return 0
 

@@ -8,6 +8,9 @@ corpus, read from ``../shared/data`` at run time):
   question whose answer the paragraph states: the first claim of each draft. Labelled by
   reading the claim against the paragraph (``experiments/data/claim_labels.jsonl``: label,
   one-line reason, who labelled and how).
+Questions that reading found flawed (``experiments/data/qa_review.jsonl``: the paragraph does
+not answer them, or the generated answer is wrong) give no constructed claim.
+
 - ``constructed-statement``: the one-sentence answer written with the question, checked by
   script to contain the answer span and stay within the paragraph's words (SUPPORTS).
 - ``constructed-swap``: that sentence with its answer replaced by another question's answer
@@ -57,6 +60,7 @@ HERE = Path(__file__).parent
 QA = HERE / "data" / "qa.jsonl"
 CLAIMS = HERE / "data" / "claims.jsonl"
 LABELS = HERE / "data" / "claim_labels.jsonl"
+REVIEW = HERE / "data" / "qa_review.jsonl"
 RESULTS = HERE / "results" / "claim_verification.json"
 TODAY = dt.date(2026, 11, 24)
 LABEL_SET = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")
@@ -112,10 +116,16 @@ def _key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def build(data_dir: Path) -> list[dict[str, Any]]:
-    """The claims (see the module docstring), in a fixed order."""
+def build(data_dir: Path, per_kind: int) -> list[dict[str, Any]]:
+    """The claims (see the module docstring), in a fixed order.
+
+    Every claim of every real draft is kept; of each constructed kind, the first
+    ``per_kind`` questions in a fixed pseudo-random order (so real wrong drafts stay at least
+    a third of the whole).
+    """
     paragraphs = leads(data_dir)
     qa = [r for r in read_jsonl(QA) if "question" in r]
+    flawed = {r["title"] for r in read_jsonl(REVIEW)}
     labels = {r["id"]: r for r in read_jsonl(LABELS)}
     items: list[dict[str, Any]] = []
 
@@ -128,23 +138,28 @@ def build(data_dir: Path) -> list[dict[str, Any]]:
                       "answer": record["answer"], "claim": claim, "label": label, "how": how})
 
     for record in qa:
-        draft = record.get("draft") or []
-        if draft:
-            claim = draft[0]
+        for n, claim in enumerate(record.get("draft") or [], start=1):
             item_id = f"real-draft:{_key(record['title'] + claim)[:12]}"
             labelled = labels.get(item_id)
             if labelled is not None:
                 add("real-draft", record, claim, labelled["label"],
-                    f"closed-book draft of {record['draft_model']}; {labelled['reason']}")
+                    f"claim {n} of the closed-book draft of {record['draft_model']}; "
+                    f"read by {labelled['labeller']}: {labelled['reason']}")
             else:
                 auto = "SUPPORTS" if contains(claim, record["answer"]) else "REFUTES"
                 add("real-draft", record, claim, f"UNLABELLED:{auto}",
-                    f"closed-book draft of {record['draft_model']}; not yet read")
+                    f"claim {n} of the closed-book draft of {record['draft_model']}; not read")
+    # Constructed claims rest on the generated answer being right: only from questions
+    # whose lead was read (their draft is labelled) and found sound (``qa_review.jsonl``).
+    read = {r["title"] for r in labels.values()}
+    qa = [r for r in qa if r["title"] not in flawed and r["title"] in read]
+    for record in sorted(qa, key=lambda r: _key(r["title"]))[:per_kind]:
         add("constructed-statement", record, record["statement"], "SUPPORTS",
             "statement written with the question; answer span and words checked by script")
     by_kind: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
     for record in sorted(qa, key=lambda r: _key(r["title"])):
         by_kind[kind_of(record["answer"])].append(record)
+    candidates: list[tuple[dict[str, Any], str, str]] = []
     for group in by_kind.values():
         for n, record in enumerate(group):
             for other in group[n + 1:] + group[:n]:
@@ -152,10 +167,13 @@ def build(data_dir: Path) -> list[dict[str, Any]]:
                 if not contains(text, other["answer"]) and other["answer"] != record["answer"]:
                     swapped = record["statement"].replace(record["answer"], other["answer"], 1)
                     if swapped != record["statement"]:
-                        add("constructed-swap", record, swapped, "REFUTES",
-                            f"answer {record['answer']!r} swapped for {other['answer']!r} "
-                            f"(the answer to another question, same kind)")
+                        candidates.append((record, swapped, other["answer"]))
                     break
+    candidates.sort(key=lambda c: _key(c[1]))
+    for record, swapped, value in candidates[:per_kind]:
+        add("constructed-swap", record, swapped, "REFUTES",
+            f"answer {record['answer']!r} swapped for {value!r} (the answer to another "
+            "question, of the same kind)")
     everything = {(s, t): p for s, titles in paragraphs.items() for t, p in titles.items()}
     document_frequency: collections.Counter[str] = collections.Counter()
     bags = {}
@@ -164,7 +182,7 @@ def build(data_dir: Path) -> list[dict[str, Any]]:
         bags[key] = bag
         document_frequency.update(bag)
     total = len(everything)
-    for record in qa:
+    for record in sorted(qa, key=lambda r: _key(r["title"] + "nei"))[:per_kind]:
         wanted = {w for w in words(record["statement"]) if w not in _STOP}
         best, best_score = None, 0.0
         for key, bag in bags.items():
@@ -231,7 +249,8 @@ def verifiers(scorer: Any) -> dict[str, Verifier]:
 
 
 async def run_all(llm: LLM, items: list[dict[str, Any]], data_dir: Path,
-                  names: list[str]) -> dict[str, list[dict[str, Any]]]:
+                  names: list[str], only: dict[str, set[str]]
+                  ) -> dict[str, list[dict[str, Any]]]:
     from freshwiki.chat.facts import EmbeddingScorer
     from freshwiki.retrieval import Embedder
 
@@ -245,6 +264,8 @@ async def run_all(llm: LLM, items: list[dict[str, Any]], data_dir: Path,
             passage = Evidence(passage_id=f"{item['set']}:{item['title']}", title=item["title"],
                                section=(), text=paragraphs[item["set"]][item["title"]])
             for name, verify in chosen.items():
+                if name in only and item["kind"] not in only[name]:
+                    continue
                 calls = TurnCalls(llm)
                 started = time.perf_counter()
                 check = await verify(calls, item, passage)
@@ -319,14 +340,19 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("step", choices=["build", "run", "report"])
     parser.add_argument("--limit", type=int, default=None, help="first N claims only")
+    parser.add_argument("--per-kind", type=int, default=40,
+                        help="build: constructed claims of each kind")
     parser.add_argument("--verifiers", default="legacy fast,cloze fast,legacy full,cloze full")
     parser.add_argument("--no-cache", action="store_true")
+    parser.add_argument("--only", action="append", metavar="VERIFIER=KIND[+KIND]",
+                        help="run a verifier on some kinds only, e.g. 'legacy full=real-draft' "
+                        "(the slowest one, when time is short; the report says so)")
     parser.add_argument("--split", choices=["dev", "test", "all"], default="test",
                         help="which claims to report (rules were only tuned on dev)")
     args = parser.parse_args()
     settings = load_settings().settings
     if args.step == "build":
-        items = build(settings.data_dir)
+        items = build(settings.data_dir, args.per_kind)
         CLAIMS.write_text("".join(json.dumps(i, ensure_ascii=False) + "\n" for i in items),
                           encoding="utf-8")
         counts = collections.Counter((i["kind"], i["label"]) for i in items)
@@ -344,8 +370,12 @@ def main() -> int:
     if args.step == "run":
         llm = open_llm(settings.model, settings=settings, cache=not args.no_cache)
         started = time.perf_counter()
+        only = {}
+        for spec in args.only or []:
+            name, _, kinds = spec.partition("=")
+            only[name.strip()] = {k.strip() for k in kinds.split("+")}
         results = asyncio.run(run_all(llm, items, settings.data_dir,
-                                      [n.strip() for n in args.verifiers.split(",")]))
+                                      [n.strip() for n in args.verifiers.split(",")], only))
         raw = RESULTS.with_name("claim_verification_verdicts.json")
         raw.parent.mkdir(parents=True, exist_ok=True)
         raw.write_text(json.dumps({"model": settings.model, "results": results,
@@ -356,7 +386,8 @@ def main() -> int:
     results = raw_data["results"]
     ids = {i["id"] for i in items}
     results = {k: [r for r in v if r["id"] in ids] for k, v in results.items()}
-    items = [i for i in items if any(r["id"] == i["id"] for r in next(iter(results.values())))]
+    judged = {r["id"] for rows in results.values() for r in rows}
+    items = [i for i in items if i["id"] in judged]
     report(items, results)
     kinds = collections.Counter(i["kind"] for i in items)
     summary = {
@@ -375,7 +406,10 @@ def main() -> int:
                  "sample": "test split (3/4 of the articles by title hash): out of sample, "
                            "rules and prompts were only revised against the dev split"
                            if args.split == "test" else f"{args.split} split"},
-        "verifiers": {name: scores(items, rows) for name, rows in results.items()},
+        "verifiers": {name: {"claims": len(rows),
+                             "kinds": dict(collections.Counter(
+                                 k["kind"] for k in items if k["id"] in {r["id"] for r in rows})),
+                             **scores(items, rows)} for name, rows in results.items()},
     }
     RESULTS.write_text(json.dumps(summary, indent=1), encoding="utf-8")
     print(f"wrote {RESULTS}")

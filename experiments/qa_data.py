@@ -20,7 +20,7 @@ Only titles, questions, answers, statements and drafts are written
 (``experiments/data/qa.jsonl``); paragraph text is read from the shared data at run time and is
 never copied into the repository. Run::
 
-    .venv/bin/python experiments/qa_data.py qa --per-set recent=110,tail=80,head=60
+    .venv/bin/python experiments/qa_data.py qa --per-set recent=55,tail=45,head=19
     .venv/bin/python experiments/qa_data.py drafts
 """
 
@@ -163,7 +163,7 @@ async def make_qa(llm: LLM, model: str, data_dir: Path, per_set: dict[str, int])
     for name, wanted in per_set.items():
         leads = topics(data_dir, name)
         titles = sorted((t for t in leads if usable(t, leads[t])), key=order)
-        have = sum(r["set"] == name for r in records)
+        have = sum(r["set"] == name and "question" in r for r in records)
         with Progress() as bar:
             task = bar.add_task(f"qa {name}", total=wanted, completed=have)
             for title in titles:
@@ -206,7 +206,7 @@ async def make_drafts(llm: LLM, model: str) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("step", choices=["qa", "drafts"])
-    parser.add_argument("--per-set", default="recent=110,tail=80,head=60",
+    parser.add_argument("--per-set", default="recent=55,tail=45,head=19",
                         help="kept questions per topic set, in this order")
     parser.add_argument("--model", default=None, help="model spec (default: the default)")
     args = parser.parse_args()
