@@ -6,12 +6,17 @@ each kept only when a script checked that its short answer is in the paragraph, 
 listed as flawed in ``experiments/data/qa_review.jsonl`` (checked by reading). Every system
 runs with the same model, through the system registry, as ``freshwiki eval`` would run it.
 
-A reply is scored by rules, no judge:
+A reply is scored by rules, then by reading where rules cannot tell:
 
-- **correct**: it states the gold answer (its words, in order);
+- **correct**: it states the gold answer (its words in order, or every value word of it:
+  "January 9, 1982" states "9 January 1982");
 - **I don't know**: it says it could not find or does not know (grounded: the "I don't
-  know" outcome, ``grounded=False``), without the gold answer;
-- **wrong**: anything else, i.e. a reply stating some other answer.
+  know" outcome, ``grounded=False``, or the quoted-evidence fallback), without the answer;
+- **partial**: it states some of the answer's words the question did not ("Ningbo" for
+  "Ningbo Olympic Sports Center");
+- anything else is read by hand and labelled **wrong** (it states another value) or
+  **unspecific** (true by the paragraph but not what was asked), one line of reason each
+  (``experiments/data/chat_accuracy_labels.jsonl``; unread ones are reported as such).
 
 A **contradicted citation** is a wrong reply that cites the question's own paragraph: that
 paragraph states the gold answer, so it contradicts the reply it is cited for (rag's ``[n]``
@@ -33,6 +38,7 @@ import argparse
 import asyncio
 import collections
 import datetime as dt
+import hashlib
 import json
 import math
 import platform
@@ -55,6 +61,8 @@ from freshwiki.systems import load_system
 HERE = Path(__file__).parent
 QA = HERE / "data" / "qa.jsonl"
 REVIEW = HERE / "data" / "qa_review.jsonl"
+LABELS = HERE / "data" / "chat_accuracy_labels.jsonl"
+"""Hand labels (wrong / unspecific, with a reason) of replies the rules call ``other``."""
 """Questions reading found flawed (no answer in the paragraph, or a wrong gold answer)."""
 RESULTS = HERE / "results" / "chat_accuracy.json"
 SYSTEMS = {"vanilla": ("vanilla", {}), "rag": ("rag", {}),
@@ -72,20 +80,50 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
+_HEDGES = frozenset({"approximately", "about", "around", "circa", "c", "some", "nearly"})
+_MONTHS = {m: i for i, m in enumerate(
+    ["january", "february", "march", "april", "may", "june", "july", "august", "september",
+     "october", "november", "december"], start=1)}
+_STOP = frozenset({"the", "a", "an", "of", "in", "on", "at", "and", "to", "for", "by"})
+
+
+def _key_words(text: str) -> set[str]:
+    """Words that carry a value: months as numbers, hedges and stopwords dropped."""
+    out = set()
+    for w in words(text):
+        if w in _HEDGES or w in _STOP:
+            continue
+        month = next((n for m, n in _MONTHS.items() if w == m or (len(w) >= 3
+                      and m.startswith(w) and w != "may" and len(w) <= 4)), None)
+        out.add(str(month) if month is not None else w)
+    return out
+
+
 def states(reply: str, answer: str) -> bool:
-    """Whether ``reply`` contains the answer's words in order."""
+    """Whether ``reply`` states the answer: its words in order, or every value word of it.
+
+    The second form accepts "January 9, 1982" for "9 January 1982" and "late September
+    2023" for "approximately late September 2023".
+    """
     hay, need = words(reply), words(answer)
-    return bool(need) and any(hay[i:i + len(need)] == need
-                              for i in range(len(hay) - len(need) + 1))
+    if need and any(hay[i:i + len(need)] == need for i in range(len(hay) - len(need) + 1)):
+        return True
+    wanted = _key_words(answer)
+    return bool(wanted) and wanted <= _key_words(reply)
 
 
-def outcome(reply: str, answer: str, *, grounded: bool = True) -> str:
-    """The outcome: correct, dont_know or wrong (see the module docstring)."""
+def outcome(reply: str, answer: str, question: str, *, grounded: bool = True) -> str:
+    """The outcome: correct, partial, dont_know or other (see the module docstring)."""
     if states(reply, answer):
         return "correct"
-    if not grounded or _IDK.search(reply):
+    if not grounded or _IDK.search(reply) or reply.startswith("From the sources:"):
         return "dont_know"
-    return "wrong"
+    # Names only: a date or number is either stated or not ("May 2024" is not part of
+    # "March 2024").
+    distinctive = {w for w in _key_words(answer) - _key_words(question) if not w.isdigit()}
+    if distinctive & _key_words(reply):
+        return "partial"
+    return "other"
 
 
 def cited_titles(system: str, output: Any) -> set[str]:
@@ -151,7 +189,7 @@ async def one(name: str, system: Any, q: dict[str, Any]) -> dict[str, Any]:
     output = await system.respond(task)
     trace = output.trace or {}
     grounded = bool(trace.get("grounded", True))
-    result = outcome(output.text, q["answer"], grounded=grounded)
+    result = outcome(output.text, q["answer"], q["question"], grounded=grounded)
     chat = trace.get("chat") or {}
     conflicts = chat.get("conflicts") or []
     facts = chat.get("facts") or []
@@ -162,21 +200,45 @@ async def one(name: str, system: Any, q: dict[str, Any]) -> dict[str, Any]:
     return {
         "title": q["title"], "set": q["set"], "question": q["question"],
         "answer": q["answer"], "reply": output.text, "outcome": result,
-        "contradicted_citation": result == "wrong" and q["title"] in cited_titles(name, output),
+        "cites_source": q["title"] in cited_titles(name, output),
         "conflict_notes": len(conflicts), "conflicts_across_articles": across,
         "seconds": round(time.perf_counter() - started, 2), "cache_hit": output.cache_hit,
     }
 
 
-def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def reply_key(system: str, row: dict[str, Any]) -> str:
+    """Identifies one reply for a hand label (system, question, exact reply text)."""
+    text = f"{system}\n{row['title']}\n{row['reply']}"
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def read_labels() -> dict[str, dict[str, Any]]:
+    """Hand labels of the replies the rules could not place (``other``)."""
+    if not LABELS.exists():
+        return {}
+    rows = [json.loads(line) for line in LABELS.read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+    return {r["key"]: r for r in rows}
+
+
+def summary(system: str, rows: list[dict[str, Any]], labels: dict[str, dict[str, Any]]
+            ) -> dict[str, Any]:
     n = len(rows)
-    count = collections.Counter(r["outcome"] for r in rows)
+    final = []
+    for r in rows:
+        label = labels.get(reply_key(system, r))
+        final.append(label["outcome"] if r["outcome"] == "other" and label else r["outcome"])
+    count = collections.Counter(final)
+    wrong = [r for r, f in zip(rows, final, strict=True) if f == "wrong"]
     return {
         "n": n,
         "accuracy": wilson(count["correct"], n),
+        "partial": wilson(count["partial"], n),
         "dont_know": wilson(count["dont_know"], n),
+        "true_but_unspecific": wilson(count["unspecific"], n),
         "wrong": wilson(count["wrong"], n),
-        "contradicted_citations": sum(r["contradicted_citation"] for r in rows),
+        "unlabelled_other": count["other"],
+        "contradicted_citations": sum(r["cites_source"] for r in wrong),
         "conflict_notes": sum(r["conflict_notes"] > 0 for r in rows),
         "conflict_notes_across_articles": sum(r["conflicts_across_articles"] > 0 for r in rows),
         "mean_seconds": round(sum(r["seconds"] for r in rows) / max(n, 1), 2),
@@ -220,20 +282,23 @@ def main() -> int:
     replies = {k: [r for r in v if r["title"] in common] for k, v in replies.items()}
     questions = [q for q in questions if q["title"] in common]
     table = Table(title=f"chat accuracy, {len(questions)} questions (95 % CI)")
-    for column in ("system", "accuracy", "I don't know", "wrong", "contradicted citations",
+    labels = read_labels()
+    for column in ("system", "correct", "partial", "I don't know", "wrong",
+                   "contradicted citations",
                    "conflict notes (across articles)", "s/question"):
         table.add_column(column)
     results: dict[str, Any] = {}
     for name, rows in replies.items():
-        s = summary(rows)
-        s["by_set"] = {k: summary([r for r in rows if r["set"] == k])
+        s = summary(name, rows, labels)
+        s["by_set"] = {k: summary(name, [r for r in rows if r["set"] == k], labels)
                        for k in ("recent", "tail", "head")}
         results[name] = s
 
         def cell(v: list[float]) -> str:
             return f"{v[0]:.3f} [{v[1]:.2f}, {v[2]:.2f}]"
 
-        table.add_row(name, cell(s["accuracy"]), cell(s["dont_know"]), cell(s["wrong"]),
+        table.add_row(name, cell(s["accuracy"]), cell(s["partial"]), cell(s["dont_know"]),
+                      cell(s["wrong"]),
                       str(s["contradicted_citations"]),
                       f"{s['conflict_notes']} ({s['conflict_notes_across_articles']})",
                       str(s["mean_seconds"]))

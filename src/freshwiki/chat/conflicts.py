@@ -16,7 +16,7 @@ disagree when:
   agree when every part both state is equal, so "April 1993" agrees with "6 April 1993"),
   and neither fact also states a value agreeing with the other's: then the two agree
   somewhere and the difference is about something else;
-- they are about the same subject: from the same article, or one names the other's article
+- they are about the same subject: from the same article, or each names the other's article
   (its title's words), so two tournaments' dates are not a disagreement;
 - they are about the same thing: their content words (whole fact, numbers and months left
   out) share at least two words and at least a fifth of them, including one word that is
@@ -220,8 +220,10 @@ def _same_subject(a: Fact, b: Fact) -> bool:
 
     Facts of "2023 Korea Masters" and "2023 Japan Masters" share many words (badminton,
     tournament, November 2023) but not their subject; their dates are two events, not a
-    disagreement. A fact of another article counts when it, or its title, contains every
-    word of this fact's article title (or the other way round).
+    disagreement; nor are "2024 Badminton Asia Championships" and "... Asia Team
+    Championships". Facts of two articles count when each names the other's subject: the
+    words of each title (list and disambiguation qualifiers removed) are in the other fact
+    or its title.
     """
     if a.source.title == b.source.title:
         return True
@@ -230,7 +232,7 @@ def _same_subject(a: Fact, b: Fact) -> bool:
         title = set(content_words(_subject(fact.source.title)))
         return bool(title) and title <= set(content_words(f"{other.source.title} {other.text}"))
 
-    return names(a, b) or names(b, a)
+    return names(a, b) and names(b, a)
 
 
 def _related(a: Fact, b: Fact) -> tuple[frozenset[str], bool] | None:
