@@ -15,7 +15,9 @@ A reply is scored by rules, then by reading where rules cannot tell:
 - **partial**: it states some of the answer's words the question did not ("Ningbo" for
   "Ningbo Olympic Sports Center");
 - anything else is read by hand and labelled **wrong** (it states another value) or
-  **unspecific** (true by the paragraph but not what was asked), one line of reason each
+  **unspecific** (true by the paragraph but not what was asked), or placed where the rules
+  missed it (**correct**: "2.9 kilometers" for "2.9 km"; **partial**: "1880" for "October
+  1880"; **I don't know**: a refusal), one line of reason each
   (``experiments/data/chat_accuracy_labels.jsonl``; unread ones are reported as such).
 
 A **contradicted citation** is a wrong reply that cites the question's own paragraph: that

@@ -215,9 +215,20 @@ def _subject(title: str) -> str:
     return _QUALIFIER.sub("", _QUALIFIER.sub("", title)).strip() or title
 
 
+def _title_numbers(title: str) -> frozenset[str]:
+    """The numbers in a title, which tell editions of one series apart.
+
+    :func:`content_words` drops numbers, so "The Voice (American TV series) season 24" and
+    "... season 25" looked like one subject, and their premiere dates like a disagreement
+    (measured: all five conflict notes of the chat_accuracy run were such pairs).
+    """
+    return frozenset(re.findall(r"\d+", title))
+
+
 def _same_subject(a: Fact, b: Fact) -> bool:
     """Whether two facts can be about one subject: same article, or one names the other's.
 
+    Titles whose numbers differ name two editions of a series, never one subject.
     Facts of "2023 Korea Masters" and "2023 Japan Masters" share many words (badminton,
     tournament, November 2023) but not their subject; their dates are two events, not a
     disagreement; nor are "2024 Badminton Asia Championships" and "... Asia Team
@@ -227,6 +238,9 @@ def _same_subject(a: Fact, b: Fact) -> bool:
     """
     if a.source.title == b.source.title:
         return True
+    numbers_a, numbers_b = _title_numbers(a.source.title), _title_numbers(b.source.title)
+    if numbers_a and numbers_b and numbers_a != numbers_b:
+        return False  # two editions: season 24 / 25, the 1991 / 1992 election, STM-1 / STM-4
 
     def names(fact: Fact, other: Fact) -> bool:
         title = set(content_words(_subject(fact.source.title)))
