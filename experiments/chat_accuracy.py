@@ -62,6 +62,7 @@ from freshwiki.systems import load_system
 
 HERE = Path(__file__).parent
 QA = HERE / "data" / "qa.jsonl"
+HELDOUT = HERE / "data" / "qa_heldout.jsonl"
 REVIEW = HERE / "data" / "qa_review.jsonl"
 LABELS = HERE / "data" / "chat_accuracy_labels.jsonl"
 """Hand labels (wrong / unspecific, with a reason) of replies the rules call ``other``."""
@@ -254,10 +255,15 @@ def main() -> int:
     parser.add_argument("--no-cache", action="store_true")
     parser.add_argument("--resume", action="store_true",
                         help="keep the replies already in chat_accuracy_replies.json")
+    parser.add_argument("--heldout", action="store_true",
+                        help="the questions of qa_heldout.jsonl (titles qa.jsonl never saw), "
+                             "results in chat_accuracy_heldout*.json")
     parser.add_argument("--report-only", action="store_true",
                         help="no model calls: summarise the stored replies")
     args = parser.parse_args()
-    questions = [json.loads(line) for line in QA.read_text(encoding="utf-8").splitlines()
+    source = HELDOUT if args.heldout else QA
+    out = RESULTS.with_name("chat_accuracy_heldout.json") if args.heldout else RESULTS
+    questions = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines()
                  if line.strip()]
     flawed = {json.loads(line)["title"] for line in REVIEW.read_text(encoding="utf-8")
               .splitlines() if line.strip()}
@@ -266,7 +272,7 @@ def main() -> int:
         questions = questions[: args.limit]
     names = [n.strip() for n in args.systems.split(",")]
     started = time.perf_counter()
-    raw = RESULTS.with_name("chat_accuracy_replies.json")
+    raw = out.with_name(out.stem + "_replies.json")
     replies: dict[str, list[dict[str, Any]]] = {}
     if args.resume and raw.exists():
         replies = json.loads(raw.read_text(encoding="utf-8"))
@@ -305,10 +311,10 @@ def main() -> int:
                       f"{s['conflict_notes']} ({s['conflict_notes_across_articles']})",
                       str(s["mean_seconds"]))
     Console().print(table)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
     settings = load_settings().settings
     sets = collections.Counter(q["set"] for q in questions)
-    RESULTS.write_text(json.dumps({
+    out.write_text(json.dumps({
         "command": " ".join(["python", *sys.argv]),
         "commit": subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
                                  cwd=HERE).stdout.strip(),
@@ -322,7 +328,7 @@ def main() -> int:
                                "the paragraph); constructed questions, real passages"},
         "systems": results,
     }, indent=1), encoding="utf-8")
-    print(f"wrote {RESULTS}")
+    print(f"wrote {out}")
     return 0
 
 

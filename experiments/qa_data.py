@@ -22,6 +22,7 @@ never copied into the repository. Run::
 
     .venv/bin/python experiments/qa_data.py qa --per-set recent=55,tail=45,head=19
     .venv/bin/python experiments/qa_data.py drafts
+    .venv/bin/python experiments/qa_data.py qa --heldout --per-set recent=15,tail=20,head=10
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from freshwiki.llm import LLM, Message, open_llm
 
 HERE = Path(__file__).parent
 DATA = HERE / "data" / "qa.jsonl"
+HELDOUT = HERE / "data" / "qa_heldout.jsonl"
 TODAY = dt.date(2026, 11, 24)
 """The date the drafts were asked on (fixed, so re-running gives the same prompts)."""
 
@@ -153,12 +155,15 @@ def save(records: list[dict[str, Any]], path: Path = DATA) -> None:
     tmp.replace(path)
 
 
-async def make_qa(llm: LLM, model: str, data_dir: Path, per_set: dict[str, int]) -> None:
+async def make_qa(llm: LLM, model: str, data_dir: Path, per_set: dict[str, int],
+                  path: Path = DATA, exclude: Path | None = None) -> None:
     env = Environment(loader=FileSystemLoader(HERE / "prompts"), undefined=StrictUndefined,
                       keep_trailing_newline=True)
     template = env.get_template("qa_from_passage.j2")
-    records = load()
+    records = load(path)
     done = {(r["set"], r["title"]) for r in records}
+    if exclude is not None:  # a held-out set: no title the first set saw, kept or not
+        done |= {(r["set"], r["title"]) for r in load(exclude)}
     rejected: dict[str, int] = {}
     for name, wanted in per_set.items():
         leads = topics(data_dir, name)
@@ -184,7 +189,7 @@ async def make_qa(llm: LLM, model: str, data_dir: Path, per_set: dict[str, int])
                     records.append({"set": name, "title": title, **pair, "qa_model": model})
                     have += 1
                     bar.update(task, completed=have)
-                save(records)
+                save(records, path)
     print("rejected:", json.dumps(rejected, indent=1))
 
 
@@ -209,12 +214,20 @@ def main() -> int:
     parser.add_argument("--per-set", default="recent=55,tail=45,head=19",
                         help="kept questions per topic set, in this order")
     parser.add_argument("--model", default=None, help="model spec (default: the default)")
+    parser.add_argument("--heldout", action="store_true",
+                        help="qa only: write experiments/data/qa_heldout.jsonl from titles "
+                             "qa.jsonl never saw (questions for checking a change made "
+                             "after reading results on qa.jsonl)")
     args = parser.parse_args()
     settings = load_settings({"model": args.model} if args.model else {}).settings
     llm = open_llm(settings.model, settings=settings)
     if args.step == "qa":
         per_set = {k: int(v) for k, v in (p.split("=") for p in args.per_set.split(","))}
-        asyncio.run(make_qa(llm, settings.model, settings.data_dir, per_set))
+        if args.heldout:
+            asyncio.run(make_qa(llm, settings.model, settings.data_dir, per_set,
+                                HELDOUT, exclude=DATA))
+        else:
+            asyncio.run(make_qa(llm, settings.model, settings.data_dir, per_set))
     else:
         asyncio.run(make_drafts(llm, settings.model))
     return 0

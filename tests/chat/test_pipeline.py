@@ -59,11 +59,14 @@ async def test_fast_turn_end_to_end(chat_passages: list[Passage]) -> None:
     assert [(c.verdict, c.evidence[0].title) for c in trace.claims] == [
         ("SUPPORTS", "KickassTorrents"), ("REFUTES", "KickassTorrents")]
     assert trace.conflicts == ()
-    # No query call on a first turn; facts are extractive; 3 calls in all.
-    assert [s.stage for s in trace.stages] == ["draft+claims", "verify", "compose+refine"]
-    assert trace.llm_calls == 3 and trace.prompt_tokens > 0 and trace.completion_tokens > 0
+    # No query call on a first turn; facts are extractive; the reply's cited sentence is
+    # checked (stage 8, which the script lets read nothing: kept); 4 calls in all.
+    assert [s.stage for s in trace.stages] == ["draft+claims", "verify", "compose+refine",
+                                               "check"]
+    assert trace.llm_calls == 4 and trace.prompt_tokens > 0 and trace.completion_tokens > 0
     assert {"query", "retrieve", "facts", "draft+claims", "verify", "compose+refine",
-            "total"} <= set(trace.timings)
+            "check", "total"} <= set(trace.timings)
+    assert [c.verdict for c in trace.reply_checks] == ["NOT ENOUGH INFO"]
     assert all(v >= 0 for v in trace.timings.values())
     # verify and compose share their system prompt and the question's evidence block.
     [verify] = script.of("fast-verify")
@@ -87,7 +90,7 @@ async def test_stream_yields_exactly_the_reply_text(chat_passages: list[Passage]
     with pytest.raises(ChatError, match="not finished"):
         _ = stream.reply
     deltas = [d async for d in stream]
-    assert len(deltas) == 2  # sentence by sentence (each checked by the guard first)
+    assert len(deltas) == 1  # held until stage 8 has checked every sentence
     assert "".join(deltas) == stream.reply.text
 
 
@@ -125,7 +128,7 @@ async def test_full_turn_end_to_end(chat_passages: list[Passage]) -> None:
     # leads share a word with the query).
     assert index.searches[0] == ("KickassTorrents offline episodes", 5, "none")
     assert stages.count("facts") == len(script.of("facts")) == 2
-    assert stages[-2:] == ["compose", "refine"]
+    assert stages[-3:] == ["compose", "refine", "check"]
     assert trace.queries[0].text == "KickassTorrents offline episodes"
     [compose] = script.of("compose")
     assert "- KickassTorrents went offline on 20 July 2016. [1]" in compose.user
@@ -278,7 +281,7 @@ async def test_stages_1_2_run_alongside_3_4_fast_follow_up(chat_passages: list[P
     reply = await GroundedChat(llm, FakeIndex(chat_passages), today=TODAY).respond(history)
     assert overlapping(script.of("query"), script.of("draft+claims"))
     assert reply.trace.queries[0].text == "KickassTorrents offline"
-    assert [s.stage for s in reply.trace.stages][-1] == "compose+refine"
+    assert [s.stage for s in reply.trace.stages][-2:] == ["compose+refine", "check"]
 
 
 async def test_injected_passage_stays_inside_the_data_block(
@@ -386,14 +389,16 @@ async def test_cached_stage_answers_never_outlive_a_prompt_or_rule_change(
     chat = GroundedChat(llm, FakeIndex(chat_passages), today=TODAY)
     first = await chat.respond(user(KAT_Q))
     again = await chat.respond(user(KAT_Q))
-    assert again.text == first.text and again.trace.cache_hits == again.trace.llm_calls == 3
+    assert again.text == first.text and again.trace.cache_hits == again.trace.llm_calls == 4
 
     rendered = _calls.prompt
     monkeypatch.setattr(verify, "prompt", lambda name, **v: rendered(name, **v) + (
         "\nRead carefully." if name == "verify_batch_user" else ""))
     edited = await chat.respond(user(KAT_Q))
     hits = {s.stage: s.cache_hit for s in edited.trace.stages}
-    assert hits == {"draft+claims": True, "verify": False, "compose+refine": True}
+    # (stage 8 fills blanks with the same template: its prompt changed too)
+    assert hits == {"draft+claims": True, "verify": False, "compose+refine": True,
+                    "check": False}
 
     monkeypatch.setattr(verify, "judge", lambda claim, *a, **k: ClaimCheck(
         claim, "NOT ENOUGH INFO"))
@@ -402,5 +407,5 @@ async def test_cached_stage_answers_never_outlive_a_prompt_or_rule_change(
     assert hits["draft+claims"] and hits["verify"]  # the model's answers come from cache...
     assert {c.verdict for c in ruled.trace.claims} == {"NOT ENOUGH INFO"}  # ...rules re-run
     assert not hits["compose+refine"]  # and the composer sees the new verdicts
-    assert "Verified claims:" in first.trace.stages[-1].input
-    assert "Verified claims:" not in ruled.trace.stages[-1].input
+    assert "Verified claims:" in first.trace.stages[-2].input
+    assert "Verified claims:" not in ruled.trace.stages[-2].input

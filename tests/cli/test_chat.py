@@ -171,6 +171,7 @@ def test_resume_continues_the_stored_history(session: Session) -> None:
 
 CLAIMS = {"claims": ["Clasmatocolea fasciculata is a liverwort found in South Africa."]}
 VERDICTS = {"answers": ["South Africa"]}  # the cloze verifier reads the value
+CHECKED = {"answers": ["South Africa"]}  # stage 8 reads it again, for the composed sentence
 COMPOSED = ("Clasmatocolea fasciculata is a liverwort that grows on woody debris in South "
             "Africa [1].")
 
@@ -202,17 +203,18 @@ def freshwiki(env: dict[str, str], *args: str, stdin: str = "",
 def test_the_executable_chats_traces_resumes_lists_and_exports(
     chat_env: dict[str, str], tmp_path: Path
 ) -> None:
-    model = write_script(tmp_path / "turn.jsonl", CLAIMS, VERDICTS, COMPOSED)
+    model = write_script(tmp_path / "turn.jsonl", CLAIMS, VERDICTS, COMPOSED, CHECKED)
     run = freshwiki(chat_env, "chat", "-m", model, stdin="What is Clasmatocolea fasciculata?\n"
                     "/trace\n")
     assert run.returncode == 0, run.stderr
     # topic leads carry no edit time, so the source line names no date (not the file's mtime)
     assert (f"you> What is Clasmatocolea fasciculata?\n{COMPOSED}\nSources:\n"
             "  [1] Clasmatocolea fasciculata\n") in run.stdout
-    assert ATTRIBUTION in run.stdout and "3 LLM calls" in run.stdout
+    assert ATTRIBUTION in run.stdout and "4 LLM calls" in run.stdout
     trace = run.stdout.split("you> /trace", 1)[1]
     for needle in ("trace · fast mode", "searches", "verify", "facts kept", "woody debris",
-                   "SUPPORTS", "draft+claims", "compose+refine", "timings:"):
+                   "SUPPORTS", "draft+claims", "compose+refine", "check", "reply checked",
+                   "timings:"):
         assert needle in trace, needle
     assert "freshwiki chat" in run.stderr and "fast mode" in run.stderr
     cid = run.stdout.rsplit("--resume ", 1)[1].split("`")[0]
@@ -233,16 +235,17 @@ def test_the_executable_chats_traces_resumes_lists_and_exports(
     exported = freshwiki(chat_env, "chat", "export-traces", "--out", str(out),
                          "--conversation", cid)
     assert exported.returncode == 0, exported.stderr
-    assert "wrote 4 examples from 1 conversation(s)" in exported.stdout
+    assert "wrote 5 examples from 1 conversation(s)" in exported.stdout
     lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert [(x["stage"], x["turn"]) for x in lines] == [
-        ("draft+claims", 1), ("verify", 1), ("compose+refine", 1), ("compose", 2)]
+        ("draft+claims", 1), ("verify", 1), ("compose+refine", 1), ("check", 1),
+        ("compose", 2)]
     assert all([m["role"] for m in x["messages"]] == ["system", "user", "assistant"]
                for x in lines)
     assert json.loads(lines[0]["messages"][2]["content"]) == CLAIMS
     assert lines[2]["messages"][2]["content"] == COMPOSED
     assert "Clasmatocolea fasciculata" in lines[1]["messages"][1]["content"]
-    assert lines[3]["conversation_id"] == cid and lines[3]["model"] == model
+    assert lines[4]["conversation_id"] == cid and lines[4]["model"] == model
 
 
 @pytest.mark.e2e
@@ -250,7 +253,7 @@ def test_the_executable_explains_what_went_wrong(
     chat_env: dict[str, str], tmp_path: Path
 ) -> None:
     down = write_script(tmp_path / "down.jsonl", {"error": "connection"}, CLAIMS, VERDICTS,
-                        COMPOSED)
+                        COMPOSED, CHECKED)
     run = freshwiki({**chat_env, "FRESHWIKI_MAX_RETRIES": "0"}, "chat", "-m", down,
                     stdin="What is Clasmatocolea fasciculata?\n"
                     "What is Clasmatocolea fasciculata?\n")

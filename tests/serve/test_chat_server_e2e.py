@@ -29,7 +29,9 @@ COMPOSED = "Clasmatocolea fasciculata is a liverwort from South Africa [1]."
 def test_serve_chats_through_the_real_pipeline(small_data_dir: Path, tmp_path: Path) -> None:
     script = tmp_path / "script.jsonl"
     steps = [{"error": "connection"}, {"text": json.dumps(CLAIMS)},
-             {"text": json.dumps(VERDICTS)}, {"text": COMPOSED}, {"text": "You're welcome!"}]
+             {"text": json.dumps(VERDICTS)}, {"text": COMPOSED},
+             {"text": json.dumps(VERDICTS)},  # stage 8 reads the composed sentence's value
+             {"text": "You're welcome!"}]
     script.write_text("\n".join(json.dumps(s) for s in steps) + "\n", encoding="utf-8")
     port = free_port()
     exe = str(Path(sys.executable).with_name("freshwiki"))
@@ -66,7 +68,7 @@ def test_serve_chats_through_the_real_pipeline(small_data_dir: Path, tmp_path: P
             assert extension["citations"][0]["evidence"]["title"] == "Clasmatocolea fasciculata"
             assert [c["verdict"] for c in extension["trace"]["claims"]] == ["SUPPORTS"]
             assert [s["stage"] for s in extension["trace"]["stages"]] == [
-                "draft+claims", "verify", "compose+refine"]
+                "draft+claims", "verify", "compose+refine", "check"]
 
             thanks = api.chat.completions.create(
                 model="m", messages=[{"role": "user", "content": "thanks!"}],

@@ -42,7 +42,7 @@ async def test_a_task_becomes_one_cited_chat_turn_on_the_bare_question(
     assert "20 July 2016" in citation["evidence"]["text"]
     assert output.trace["grounded"] is True and output.trace["query"] == QUESTION
     assert [s["stage"] for s in output.trace["chat"]["stages"]] == [
-        "draft+claims", "verify", "compose+refine"]
+        "draft+claims", "verify", "compose+refine", "check"]
     assert output.usage.prompt_tokens == output.trace["chat"]["prompt_tokens"] > 0
     # The template's text never reached the model: the pipeline wrote every prompt.
     assert all("UNRELATED TEXT" not in c.user for c in script.calls)

@@ -150,8 +150,11 @@ class TurnTrace:
     timings: Mapping[str, float] = field(default_factory=dict)
     """Seconds per stage (and ``total``)."""
     removed: tuple[str, ...] = ()
-    """Sentences of the model's final text withheld from the reply because they stated a
-    number or date found in no evidence."""
+    """Sentences of the model's final text withheld from the reply: a number or date found
+    in no evidence, a restated refuted claim or earlier reply (the guard), an echo of the
+    question or a sentence its evidence refutes (stage 8, ``reply_checks``)."""
+    reply_checks: tuple[ClaimCheck, ...] = ()
+    """Stage 8's verdict on each cited sentence of the composed reply."""
 
     @property
     def llm_calls(self) -> int:

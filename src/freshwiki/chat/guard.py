@@ -39,7 +39,7 @@ def _plain(sentence: str) -> str:
     return " ".join(re.findall(r"\w+", _MARKERS.sub(" ", sentence).lower()))
 
 
-def _pieces(text: str) -> list[str]:
+def pieces(text: str) -> list[str]:
     """``text`` cut where the guard cuts it."""
     out, start = [], 0
     for match in _END.finditer(text):
@@ -73,7 +73,7 @@ class SentenceGuard:
                  citable: Iterable[tuple[int, str]] = (),
                  refuted: Iterable[tuple[str, Sequence[str], Sequence[str]]] = (),
                  said: Iterable[str] = ()) -> None:
-        self._said = {_plain(piece) for text in said for piece in _pieces(text)} - {""}
+        self._said = {_plain(piece) for text in said for piece in pieces(text)} - {""}
         self._refuted = [(set(content_words(claim)), list(wrong), list(right))
                          for claim, wrong, right in refuted]
         self.allowed: set[str] = set()

@@ -5,7 +5,7 @@ A turn, given the conversation and today's date::
     ┌ 1 query (plan) ─► retrieve k ─► 2 facts ┐   two branches, run concurrently
     └ 3 draft ───────► 4 claims ──────────────┘
           ─► 5 retrieve per claim + verify ─► conflicts ─► 6 compose ─► 7 refine
-          ─► sentence guard ─► citation renumbering ─► streamed reply
+          ─► sentence guard ─► 8 reply check ─► citation renumbering ─► reply
 
 Modes (LLM calls for a first question; a follow-up adds the query call in fast mode):
 
@@ -18,9 +18,14 @@ stage       full                                                fast
 3+4         draft (text) then claims (JSON)                     one ``draft+claims`` JSON call
 5 verify    one JSON call per claim, concurrent                 one JSON call for all claims
 6+7         compose (text) then refine (streamed)               one streamed ``compose+refine``
+8 check     one JSON call for the reply's cited sentences       the same
 ==========  ==================================================  ===========================
 
-Fast mode is built for few, short calls on a CPU: 3 calls for a first question, short JSON
+Stage 8 (:mod:`freshwiki.chat.reply_check`, cloze verifier only) withholds reply sentences
+that echo the question or that their evidence refutes: measured, every reply citing a
+passage that contradicted it came from the composer rewording verified claims.
+
+Fast mode is built for few, short calls on a CPU: 4 calls for a first question, short JSON
 outputs, and its verify and compose calls share their system prompt and evidence block so
 llama.cpp evaluates the passages once (see :mod:`freshwiki.chat.verify`). Measured on the
 shared 2-core machine under load with Qwen2.5-Coder-1.5B: ~10-13 s per turn (~750-1000
@@ -28,8 +33,9 @@ prompt tokens, about half reused; ~80-100 generated), full mode ~100+ s.
 
 The final text passes a :class:`SentenceGuard` (a sentence stating a number no evidence
 states is withheld, see :mod:`freshwiki.chat.guard`) and a :class:`CitationRewriter`
-(markers renumbered 1..n by first use, dangling ones removed), so streaming is sentence by
-sentence and the streamed text is exactly :attr:`Reply.text`. Disagreements found among the
+(markers renumbered 1..n by first use, dangling ones removed). The reply is released once
+stage 8 has checked it (the price of never showing a sentence that then has to be taken
+back), and the streamed text is exactly :attr:`Reply.text`. Disagreements found among the
 facts (:mod:`freshwiki.chat.conflicts`) are put to the composer, and a note giving both
 values with both citations is appended if its reply does not.
 
@@ -91,11 +97,13 @@ from freshwiki.chat.facts import (
     evidence_block,
     extract_facts,
     facts_of,
+    passage_entry,
     select_sentences,
 )
 from freshwiki.chat.guard import SentenceGuard
 from freshwiki.chat.query import QueryPlan, heuristic_plan, plan_query, time_intent_of
 from freshwiki.chat.refine import refine_messages
+from freshwiki.chat.reply_check import check_reply
 from freshwiki.chat.verify import check_batch, check_each, focus_of, hidden, key_spans
 from freshwiki.chat.verify import stated as states
 from freshwiki.chat.verify_legacy import verify_batch, verify_each
@@ -130,6 +138,7 @@ class _Turn:
     claims: list[str] = field(default_factory=list)
     claim_evidence: list[list[Evidence]] = field(default_factory=list)
     checks: list[ClaimCheck] = field(default_factory=list)
+    reply_checks: list[ClaimCheck] = field(default_factory=list)
     block: Block | None = None
     findings: list[Finding] = field(default_factory=list)
     rewriter: CitationRewriter = field(default_factory=lambda: CitationRewriter(_nowhere))
@@ -303,6 +312,7 @@ class GroundedChat:
                 stages=tuple(turn.calls.records),
                 timings=dict(turn.timings),
                 removed=tuple(turn.guard.removed),
+                reply_checks=tuple(turn.reply_checks),
             ),
             grounded=turn.grounded,
         )
@@ -456,14 +466,15 @@ class GroundedChat:
                 max_tokens=300)
             turn.timed("compose", started)
             started = time.perf_counter()
-            async for delta in self._streamed(
-                turn, "refine", refine_messages(turn.history, composed, turn.today), 300
-            ):
-                yield delta
-            if not "".join(turn.text).strip():  # the refiner gave nothing usable
-                async for delta in self._released(turn, composed):
-                    yield delta
+            refined = await self._guarded(
+                turn, "refine", refine_messages(turn.history, composed, turn.today), 300)
+            if not refined.strip():  # the refiner gave nothing usable
+                refined = turn.guard.feed(composed) + turn.guard.finish()
             turn.timed("refine", started)
+            cited = [e for e in turn.book.passages if turn.book.number(e) in allowed]
+            entries = [passage_entry(turn.book.number(e), e) for e in cited]
+            async for delta in self._checked(turn, refined, entries):
+                yield delta
         else:
             block = await self._fast_block(turn)
             allowed = {int(entry["number"]) for entry in block.answer}
@@ -476,9 +487,10 @@ class GroundedChat:
                    if c.evidence], refuted, said)
             messages = compose_fast_messages(turn.history, block.answer, supported, turn.book,
                                              conflicts, turn.today)
-            async for delta in self._streamed(turn, "compose+refine", messages, 300):
-                yield delta
+            composed = await self._guarded(turn, "compose+refine", messages, 300)
             turn.timed("compose+refine", started)
+            async for delta in self._checked(turn, composed, block.answer + block.extra):
+                yield delta
         if not "".join(turn.text).strip():  # every sentence withheld: quote the evidence
             fallback = extractive_reply(turn.facts, self._supported(turn), turn.book)
             yield turn.emit(turn.rewriter.feed(fallback))
@@ -491,12 +503,30 @@ class GroundedChat:
                 yield turn.emit(note)
         turn.rewriter.finish()
 
-    @staticmethod
-    async def _released(turn: _Turn, text: str) -> AsyncIterator[str]:
-        """Pass ``text`` through the guard and the rewriter (non-streamed fallbacks)."""
-        out = turn.rewriter.feed(turn.guard.feed(text) + turn.guard.finish())
+    async def _checked(self, turn: _Turn, text: str, block: list[dict[str, str]]
+                       ) -> AsyncIterator[str]:
+        """Stage 8 (:mod:`freshwiki.chat.reply_check`), then release what it kept."""
+        started = time.perf_counter()
+        if self.verifier == "cloze":
+            checked = await check_reply(turn.calls, text, turn.history[-1].content,
+                                        turn.book, block, turn.today)
+            turn.guard.removed.extend(checked.removed)
+            turn.reply_checks = list(checked.checks)
+            text = checked.text
+        turn.timed("check", started)
+        out = turn.rewriter.feed(text)
         if out:
             yield turn.emit(out)
+
+    @staticmethod
+    async def _guarded(turn: _Turn, stage: str, messages: list[Message], max_tokens: int
+                       ) -> str:
+        """A call's whole text through the guard (held for stage 8, not streamed)."""
+        out = []
+        async for delta in turn.calls.stream(stage, messages, max_tokens=max_tokens):
+            out.append(turn.guard.feed(delta))
+        out.append(turn.guard.finish())
+        return "".join(out)
 
     @staticmethod
     async def _streamed(turn: _Turn, stage: str, messages: list[Message], max_tokens: int

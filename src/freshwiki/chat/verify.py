@@ -330,8 +330,9 @@ def judge(claim: str, question: str | None, answers: dict[str, str],
     return ClaimCheck(claim, "SUPPORTS", tuple(sources), f"the evidence gives {values}")
 
 
-async def _fill(calls: TurnCalls, system: str, user: str, n: int) -> list[str] | None:
-    parsed = await calls.json("verify", messages_for(system, user), schema(n),
+async def _fill(calls: TurnCalls, system: str, user: str, n: int, stage: str = "verify"
+                ) -> list[str] | None:
+    parsed = await calls.json(stage, messages_for(system, user), schema(n),
                               max_tokens=16 + 18 * n)
     if not isinstance(parsed, dict):
         return None
@@ -407,6 +408,7 @@ async def check_batch(
     today: dt.date,
     *,
     question: str | None = None,
+    stage: str = "verify",
 ) -> list[ClaimCheck]:
     """Fast mode: every blank of every claim in one call on the turn's evidence block.
 
@@ -419,6 +421,7 @@ async def check_batch(
             ``text`` is the sentences kept from passage ``number``.
         today: Today's date.
         question: What the user asked (chooses the focus spans).
+        stage: The call's stage name in the trace (``check`` when stage 8 checks the reply).
     """
     if not claims:
         return []
@@ -434,8 +437,9 @@ async def check_batch(
         filled = await _fill(
             calls, prompt("grounded_system"),
             prompt("verify_batch_user", today=today.isoformat(), passages=block,
-                   items=[i.text for i in items]),
-            len(items))
+                   items=[i.text for i in items],
+                   heading="Reply sentences" if stage == "check" else "Statements"),
+            len(items), stage)
     answers = _grouped(items, filled, len(claims))
     return [judge(claim, question, answers[i], sentences,
                   [e for e in evidence[i] if e.passage_id in shown])

@@ -183,6 +183,17 @@ def print_trace(reply: Reply, console: Console) -> None:
                           escape(", ".join(ref(e) for e in claim.evidence)),
                           escape(claim.rationale))
         console.print(table)
+    if trace.reply_checks:
+        table = Table(title="reply checked (stage 8)", title_justify="left")
+        for col in ("sentence", "verdict", "why"):
+            table.add_column(col)
+        for check in trace.reply_checks:
+            style = _VERDICT_STYLE.get(check.verdict, "white")
+            table.add_row(escape(check.claim), f"[{style}]{check.verdict}[/{style}]",
+                          escape(check.rationale))
+        console.print(table)
+    for sentence in trace.removed:
+        console.print(f"[red]withheld[/red]: {escape(sentence)}", soft_wrap=True)
     for conflict in trace.conflicts:
         sides = " vs ".join(
             f"“{trace.facts[i].text}” ({ref(trace.facts[i].source)})"

@@ -1,0 +1,80 @@
+"""Stage 8: the composed reply's sentences, checked before release (chat/reply_check.py)."""
+
+from __future__ import annotations
+
+from freshwiki.chat import ChatMessage, GroundedChat
+from freshwiki.chat.reply_check import echoes
+from freshwiki.records import Passage
+from tests.chat.fakes import FakeIndex, js, scripted_llm
+
+TODAY = "2024-06-01"
+KAT_Q = "When did KickassTorrents go offline?"
+
+
+def test_a_sentence_made_of_the_questions_words_is_an_echo() -> None:
+    # The replies of the chat_accuracy run that cited a lead stating something else.
+    assert echoes("The team that won the 1984 Winfield State League was the Winfield State "
+                  "League. [1]", "What was the name of the team that won the 1984 Winfield "
+                  "State League?")
+    assert echoes("The seat of Communauté d'agglomération Grand Lac is located in Grand Lac, "
+                  "Grand Lac. [1]", "What is the name of the town where the seat of "
+                  "Communauté d'agglomération Grand Lac is located?")
+    # An answer adds a word or a number the question lacks.
+    assert not echoes("The team that won the 1984 Winfield State League was the Wynnum "
+                      "Manly Seagulls. [1]", "What was the name of the team that won the "
+                      "1984 Winfield State League?")
+    assert not echoes("It opened in 1880 [1].", "When did it open?")
+    # Not a question: nothing to echo.
+    assert not echoes("KickassTorrents went offline.", "Tell me KickassTorrents went offline")
+
+
+def kat_script(compose: str, check: list[str] | None = None) -> dict[str, object]:
+    script: dict[str, object] = {
+        "draft+claims": js({"claims": []}),
+        "fast-compose": compose,
+    }
+    if check is not None:
+        script["fast-check"] = js({"answers": check})
+    return script
+
+
+async def test_a_sentence_its_evidence_refutes_is_withheld(chat_passages: list[Passage]
+                                                           ) -> None:
+    # The composer names another government than the lead's; the cloze reads "U.S." off
+    # the evidence, which states it: REFUTES, so the sentence never reaches the user and
+    # the evidence is quoted instead.
+    llm, script = scripted_llm(kat_script(
+        "The German government seized the KickassTorrents domain [1].", ["U.S."]))
+    reply = await GroundedChat(llm, FakeIndex(chat_passages), today=TODAY).respond(
+        [ChatMessage("user", KAT_Q)])
+    assert "German" not in reply.text
+    assert "The German government seized the KickassTorrents domain [1]." in \
+        reply.trace.removed
+    [check] = reply.trace.reply_checks
+    assert check.verdict == "REFUTES" and "U.S" in check.rationale
+    assert "The German government seized ___ KickassTorrents domain" not in \
+        script.of("fast-check")[0].user  # the blank is the name, not an article
+    assert "The ___ government seized the KickassTorrents domain." in \
+        script.of("fast-check")[0].user
+    assert "20 July 2016" in reply.text and reply.citations  # quoted evidence, cited
+
+
+async def test_a_sentence_the_evidence_confirms_is_kept(chat_passages: list[Passage]
+                                                        ) -> None:
+    llm, _ = scripted_llm(kat_script(
+        "The U.S. government seized the KickassTorrents domain [1].", ["U.S."]))
+    reply = await GroundedChat(llm, FakeIndex(chat_passages), today=TODAY).respond(
+        [ChatMessage("user", KAT_Q)])
+    assert reply.text == "The U.S. government seized the KickassTorrents domain [1]."
+    assert [c.verdict for c in reply.trace.reply_checks] == ["SUPPORTS"]
+    assert reply.trace.removed == ()
+
+
+async def test_an_echo_is_withheld_without_a_model_call(chat_passages: list[Passage]
+                                                        ) -> None:
+    llm, script = scripted_llm(kat_script("KickassTorrents did go offline [1]."))
+    reply = await GroundedChat(llm, FakeIndex(chat_passages), today=TODAY).respond(
+        [ChatMessage("user", KAT_Q)])
+    assert "KickassTorrents did go offline [1]." in reply.trace.removed
+    assert script.of("fast-check") == []  # nothing cited was left to check
+    assert "20 July 2016" in reply.text  # the evidence, quoted
