@@ -78,3 +78,26 @@ async def test_an_echo_is_withheld_without_a_model_call(chat_passages: list[Pass
     assert "KickassTorrents did go offline [1]." in reply.trace.removed
     assert script.of("fast-check") == []  # nothing cited was left to check
     assert "20 July 2016" in reply.text  # the evidence, quoted
+
+
+def test_sentences_are_cut_where_the_guard_cuts_them_not_at_initials() -> None:
+    from freshwiki.chat.guard import pieces
+
+    # Seen in chat_accuracy: "David B." and "J. F." were cut off as sentences of their own,
+    # and each, all of its words in the question, was withheld as an echo.
+    assert pieces("David B. Kennedy was a Republican [1]. J. F. Mozley wrote it in 1937.") == [
+        "David B. Kennedy was a Republican [1]. ", "J. F. Mozley wrote it in 1937."]
+
+
+def test_an_answer_read_for_another_blank_refutes_nothing() -> None:
+    from freshwiki.chat.verify import misread
+
+    crown = "The 2023 Crown Jewel was held at Mohammed Abdu Arena in Riyadh, Saudi Arabia."
+    # The model's real answers for these blanks (chat_accuracy run): shifted by one blank.
+    assert misread("Mohammed Abdu Arena", "Riyadh", crown)  # the claim's own next value
+    assert misread("England", "1983", "Darren Cullen was born in Leeds, England.")  # a year
+    assert misread("G Square", "17 December 2023", "The sponsors were Vim liquid and G Square.")
+    # Another value of the same kind, not in the claim: a real disagreement.
+    assert not misread("India", "Australia", "The 2023 Cricket World Cup was won by India.")
+    assert not misread("2010", "2008", "KickassTorrents was founded in 2010.")
+    assert not misread("Riyadh", "Riyadh", crown) and not misread("Riyadh", "", crown)

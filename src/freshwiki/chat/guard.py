@@ -40,9 +40,11 @@ def _plain(sentence: str) -> str:
 
 
 def pieces(text: str) -> list[str]:
-    """``text`` cut where the guard cuts it."""
+    """``text`` cut where the guard cuts it ("David B. Kennedy" stays one sentence)."""
     out, start = [], 0
     for match in _END.finditer(text):
+        if _ABBREVIATION.search(text[start:match.start()]):
+            continue
         out.append(text[start:match.end()])
         start = match.end()
     out.append(text[start:])

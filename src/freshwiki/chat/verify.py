@@ -263,6 +263,27 @@ def sentences_of(passages: Sequence[Evidence]) -> list[Sentence]:
     return [Sentence(s.text, e) for e in passages for s in split_sentences(e.text)]
 
 
+def misread(span: str, value: str, claim: str) -> bool:
+    """Whether ``value`` was read for another blank than ``span``'s: it says nothing of it.
+
+    With two or three blanks in a sentence the small model shifts answers: asked for "Leeds"
+    and "England" in "born in ___, ___" it gave "Leeds" and "1983"; asked for the venue and
+    the city it gave the city twice. A year read for a place, a name read for a date, or
+    the claim's own other value is not evidence *against* the span, so it counts as no
+    answer (NOT ENOUGH INFO, never REFUTES).
+    """
+    if not value or same_value(span, value):
+        return False
+    if any(c.isdigit() for c in span) != any(c.isdigit() for c in value):
+        return True
+    read = _plain_value(value)
+    return any(_plain_value(other) == read for other in key_spans(claim) if other != span)
+
+
+def _plain_value(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.casefold()))
+
+
 def judge(claim: str, question: str | None, answers: dict[str, str],
           sentences: Sequence[Sentence], default: Sequence[Evidence]) -> ClaimCheck:
     """The verdict for one claim from its filled blanks and its evidence sentences.
@@ -276,6 +297,8 @@ def judge(claim: str, question: str | None, answers: dict[str, str],
     """
     if not sentences:
         return ClaimCheck(claim, "NOT ENOUGH INFO", (), "no evidence sentence")
+    answers = {span: "" if misread(span, value, claim) else value
+               for span, value in answers.items()}
 
     def where(value: str) -> list[Evidence]:
         found: list[Evidence] = []
