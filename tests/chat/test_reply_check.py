@@ -19,6 +19,8 @@ def test_a_sentence_made_of_the_questions_words_is_an_echo() -> None:
     assert echoes("The seat of Communauté d'agglomération Grand Lac is located in Grand Lac, "
                   "Grand Lac. [1]", "What is the name of the town where the seat of "
                   "Communauté d'agglomération Grand Lac is located?")
+    assert echoes("Euler formulated Euler's laws of motion [1].",
+                  "Who formulated Euler's laws of motion?")  # a possessive is the name
     # An answer adds a word or a number the question lacks.
     assert not echoes("The team that won the 1984 Winfield State League was the Wynnum "
                       "Manly Seagulls. [1]", "What was the name of the team that won the "

@@ -50,10 +50,15 @@ def echoes(sentence: str, question: str) -> bool:
     if not _ASKING.search(question):
         return False
     plain = _MARKERS.sub(" ", sentence)
-    asked = set(content_words(question))
-    new = set(content_words(plain)) - asked - _NAMING
+    asked = _stems(question)
+    new = _stems(plain) - asked - _NAMING
     numbers = set(re.findall(r"\d+", plain)) - set(re.findall(r"\d+", question))
     return bool(content_words(plain)) and not new and not numbers
+
+
+def _stems(text: str) -> set[str]:
+    """Content words without possessive endings: "Euler's laws" names Euler."""
+    return {w.rstrip("'’") for w in content_words(text.replace("’s", "'s"))} - {""}
 
 
 @dataclass(frozen=True)
