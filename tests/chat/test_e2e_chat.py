@@ -52,7 +52,10 @@ async def test_fast_turn_with_qwen_answers_from_the_lead(
     # The KickassTorrents lead says "KAT went offline on 20 July 2016" (checked by hand).
     assert "2016" in reply.text
     assert "KickassTorrents" in {c.evidence.title for c in reply.citations}
-    assert trace.stages[-1].stage == "compose+refine" and trace.llm_calls <= 3
+    # draft+claims, verify, compose+refine, and stage 8's check unless every cited sentence
+    # was copied from its passage
+    assert [s.stage for s in trace.stages][:3] == ["draft+claims", "verify", "compose+refine"]
+    assert trace.llm_calls <= 4
     assert all(s.prompt_tokens > 0 and s.completion_tokens > 0 for s in trace.stages)
     assert {"retrieve", "facts", "draft+claims", "compose+refine", "total"} <= set(
         trace.timings)

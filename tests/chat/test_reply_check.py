@@ -103,3 +103,24 @@ def test_an_answer_read_for_another_blank_refutes_nothing() -> None:
     assert not misread("India", "Australia", "The 2023 Cricket World Cup was won by India.")
     assert not misread("2010", "2008", "KickassTorrents was founded in 2010.")
     assert not misread("Riyadh", "Riyadh", crown) and not misread("Riyadh", "", crown)
+
+
+async def test_a_sentence_copied_from_its_evidence_is_not_checked(
+    chat_passages: list[Passage]
+) -> None:
+    # Seen with the real model: the composer copied the KickassTorrents lead ("... seized by
+    # the U. S. government") and the cloze, asked for "S" alone, read "government".
+    copied = next(p.text for p in chat_passages if p.title == "KickassTorrents").split(". ")[0]
+    llm, script = scripted_llm(kat_script(f"{copied}. [1]", ["nonsense"]))
+    reply = await GroundedChat(llm, FakeIndex(chat_passages), today=TODAY).respond(
+        [ChatMessage("user", KAT_Q)])
+    assert script.of("fast-check") == []
+    assert reply.text.startswith(copied)
+
+
+def test_initials_are_one_span_and_a_common_word_is_no_name() -> None:
+    from freshwiki.chat.verify import key_spans, misread
+
+    assert "U. S." in key_spans("The domain was seized by the U. S. government.")
+    assert "J. F. Mozley" in key_spans("J. F. Mozley published it in 1937.")
+    assert misread("U. S.", "government", "The domain was seized by the U. S. government.")

@@ -11,7 +11,8 @@ a trophy named with a word of its name missing. Two checks catch such sentences:
 1. **Echoes** (:func:`echoes`, rules): a sentence answering a question with nothing but the
    question's own words ("X is called X") states no answer, whatever it cites.
 2. **Cloze** (:func:`freshwiki.chat.verify.check_batch`, one call for the whole reply on
-   the fast mode's evidence block): a cited sentence whose values the evidence gives
+   the fast mode's evidence block): a cited sentence (unless copied word for word from the
+   passage it cites) whose values the evidence gives
    differently is REFUTED. Only REFUTES withholds a sentence: a NOT ENOUGH INFO verdict is
    common for correct sentences (the verifier's SUPPORTS recall is about .7) and the guard
    already holds numbers and dates to the evidence.
@@ -54,6 +55,13 @@ def echoes(sentence: str, question: str) -> bool:
     new = _stems(plain) - asked - _NAMING
     numbers = set(re.findall(r"\d+", plain)) - set(re.findall(r"\d+", question))
     return bool(content_words(plain)) and not new and not numbers
+
+
+def _copied(sentence: str, text: str) -> bool:
+    """Whether ``sentence`` is, word for word, a stretch of ``text`` (case and spaces aside)."""
+    def words(t: str) -> str:
+        return " ".join(re.findall(r"\w+", t.casefold()))
+    return bool(words(sentence)) and words(sentence) in words(text)
 
 
 def _stems(text: str) -> set[str]:
@@ -116,6 +124,8 @@ async def check_reply(
                 found = book.get(int(number))
                 if found is not None and found not in cited:
                     cited.append(found)
+        if cited and any(_copied(plain, e.text) for e in cited):
+            continue  # copied from its own evidence: nothing to check
         if cited:
             claims.append(plain)
             evidence.append(cited)

@@ -74,6 +74,9 @@ _CAP = r"[A-Z][\w'’.\-–]*[\w]|[A-Z]"
 _NAME = re.compile(rf"(?:{_CAP})(?:\s+(?:(?:of|the|de|da|del|der|van|von|al|bin|la|le|du)\s+)*"
                    rf"(?:{_CAP}))*")
 _WORD_NUMBER = re.compile(r"\b[A-Za-z]+\b")
+# Initials are one name with what follows them: "U. S.", "J. F. Mozley" (split into single
+# letters, "S" was blanked alone and read back as "government").
+_INITIALS = re.compile(r"\b(?:[A-Z]\.\s?){2,}(?:[A-Z][\w'’\-]*(?:\s+[A-Z][\w'’\-]*)*)?")
 _NEGATION = re.compile(r"\b(?:not|never|no|none|neither|nor|cannot|n't|without)\b",
                        re.IGNORECASE)
 _EMPTY = frozenset({"", "none", "null", "unknown", "not stated", "not given", "n/a", "na",
@@ -100,6 +103,9 @@ def key_spans(claim: str) -> list[str]:
     for match in _WORD_NUMBER.finditer(claim):
         if match.group(0).lower() in NUMBER_WORDS - {"one"}:  # "one of the", "no one"
             add(match.start(), match.end(), match.group(0))
+    for match in _INITIALS.finditer(claim):
+        text = match.group(0).rstrip()
+        add(match.start(), match.start() + len(text), text)
     for match in _NAME.finditer(claim):
         text = match.group(0)
         start = match.start()
@@ -269,13 +275,15 @@ def misread(span: str, value: str, claim: str) -> bool:
     With two or three blanks in a sentence the small model shifts answers: asked for "Leeds"
     and "England" in "born in ___, ___" it gave "Leeds" and "1983"; asked for the venue and
     the city it gave the city twice. A year read for a place, a name read for a date, or
-    the claim's own other value is not evidence *against* the span, so it counts as no
-    answer (NOT ENOUGH INFO, never REFUTES).
+    the claim's own other value is not evidence *against* the span, nor is a lower-case
+    common word read for a name; each counts as no answer (NOT ENOUGH INFO, never REFUTES).
     """
     if not value or same_value(span, value):
         return False
     if any(c.isdigit() for c in span) != any(c.isdigit() for c in value):
         return True
+    if not any(c.isupper() or c.isdigit() for c in value):
+        return True  # a common word ("government") read for a name is no other name
     read = _plain_value(value)
     return any(_plain_value(other) == read for other in key_spans(claim) if other != span)
 
