@@ -100,6 +100,30 @@ class Settings:
         default=True,
         metadata={"help": "Reuse stored LLM responses for identical requests."},
     )
+    api_key: str | None = field(
+        default=None,
+        metadata={"help": "Bearer token `freshwiki serve` requires of every request (needed "
+                  "to listen on a non-loopback address).", "secret": True},
+    )
+    allowed_hosts: str = field(
+        default="",
+        metadata={"help": "Extra host names `freshwiki serve` answers to, comma-separated "
+                  "(localhost, 127.0.0.1, ::1 and the listening address always)."},
+    )
+    allowed_origins: str = field(
+        default="",
+        metadata={"help": "Extra web origins (scheme://host:port) allowed to call the "
+                  "server, comma-separated."},
+    )
+    max_body_bytes: int = field(
+        default=1_000_000,
+        metadata={"help": "Largest request body `freshwiki serve` accepts."},
+    )
+    chat_queue: int = field(
+        default=4,
+        metadata={"help": "Chat turns the server takes at once (answering or waiting); "
+                  "more get 503 with Retry-After."},
+    )
     data_dir: Path = field(
         default_factory=_default_data_dir,
         metadata={"help": "Folder of real public data (topics, WikiContradict, dumps); "

@@ -124,3 +124,23 @@ def test_initials_are_one_span_and_a_common_word_is_no_name() -> None:
     assert "U. S." in key_spans("The domain was seized by the U. S. government.")
     assert "J. F. Mozley" in key_spans("J. F. Mozley published it in 1937.")
     assert misread("U. S.", "government", "The domain was seized by the U. S. government.")
+
+
+async def test_an_answer_no_evidence_states_is_withheld(chat_passages: list[Passage]) -> None:
+    # The cloze read nothing (NOT ENOUGH INFO) and "Sweden" is in no evidence sentence:
+    # seen as "located in Rome, Italy [1]" under a lead naming Eboli.
+    llm, _ = scripted_llm(kat_script("KickassTorrents went offline in Sweden [1].", [""]))
+    reply = await GroundedChat(llm, FakeIndex(chat_passages), today=TODAY).respond(
+        [ChatMessage("user", KAT_Q)])
+    assert "Sweden" not in reply.text
+    assert "KickassTorrents went offline in Sweden [1]." in reply.trace.removed
+    assert [c.verdict for c in reply.trace.reply_checks] == ["NOT ENOUGH INFO"]
+
+
+def test_only_a_whole_sentence_counts_as_copied() -> None:
+    from freshwiki.chat.reply_check import _copied
+
+    lead = ("Euler's laws of motion were formulated by Leonhard Euler about 50 years after "
+            "Isaac Newton formulated his laws. They extend Newton's laws.")
+    assert _copied("They extend Newton's laws.", lead)
+    assert not _copied("Newton formulated his laws.", lead)  # a stretch that says otherwise

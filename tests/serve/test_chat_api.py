@@ -216,7 +216,7 @@ def test_without_an_engine_chat_is_503_and_search_still_works(
     settings: Settings, chat_index: HybridIndex
 ) -> None:
     app = create_app(settings, index=chat_index, index_name="default")
-    with TestClient(app) as test_client:
+    with TestClient(app, base_url="http://127.0.0.1") as test_client:
         response = test_client.post("/v1/chat/completions", json={
             "model": "m", "messages": [{"role": "user", "content": "hi"}]})
         assert_clean_error(response, 503, "chat is not enabled")

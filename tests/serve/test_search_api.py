@@ -39,7 +39,7 @@ def index(small_data_dir: Path) -> Iterator[HybridIndex]:
 @pytest.fixture
 def client(index: HybridIndex) -> Iterator[TestClient]:
     app = create_app(load_settings().settings, index=index, index_name="default")
-    with TestClient(app) as test_client:
+    with TestClient(app, base_url="http://127.0.0.1") as test_client:
         yield test_client
 
 

@@ -11,11 +11,12 @@ a trophy named with a word of its name missing. Two checks catch such sentences:
 1. **Echoes** (:func:`echoes`, rules): a sentence answering a question with nothing but the
    question's own words ("X is called X") states no answer, whatever it cites.
 2. **Cloze** (:func:`freshwiki.chat.verify.check_batch`, one call for the whole reply on
-   the fast mode's evidence block): a cited sentence (unless copied word for word from the
-   passage it cites) whose values the evidence gives
-   differently is REFUTED. Only REFUTES withholds a sentence: a NOT ENOUGH INFO verdict is
-   common for correct sentences (the verifier's SUPPORTS recall is about .7) and the guard
-   already holds numbers and dates to the evidence.
+   the fast mode's evidence block): a cited sentence (unless it is a whole sentence of the
+   passage it cites, copied word for word) whose values the evidence gives differently is
+   REFUTED and withheld. A NOT ENOUGH INFO verdict is common for correct sentences (the
+   verifier's SUPPORTS recall is about .7), so it withholds a sentence only when one of the
+   values it answers with (a name, date or number the question did not give) is stated
+   nowhere in the evidence: "located in Rome, Italy [1]" under a lead naming Eboli.
 
 A withheld sentence never reaches the user; when every sentence is withheld the pipeline
 quotes the evidence instead (its existing fallback). The price is streaming: the reply is
@@ -33,7 +34,8 @@ from freshwiki.chat._calls import TurnCalls
 from freshwiki.chat._evidence import PassageBook, content_words
 from freshwiki.chat._types import ClaimCheck, Evidence
 from freshwiki.chat.guard import pieces
-from freshwiki.chat.verify import check_batch
+from freshwiki.chat.verify import check_batch, focus_of, stated
+from freshwiki.corpus import split_sentences
 
 _MARKERS = re.compile(r"\[([\d\s,;]+)\]")
 _ASKING = re.compile(r"^\s*(?:who|whom|whose|what|which|when|where|why|how)\b|\?\s*$",
@@ -58,10 +60,15 @@ def echoes(sentence: str, question: str) -> bool:
 
 
 def _copied(sentence: str, text: str) -> bool:
-    """Whether ``sentence`` is, word for word, a stretch of ``text`` (case and spaces aside)."""
+    """Whether ``sentence`` is, word for word, a whole sentence of ``text``.
+
+    A whole sentence, not a stretch: "Newton formulated his laws" is a stretch of "... about
+    50 years after Isaac Newton formulated his laws" and says something else.
+    """
     def words(t: str) -> str:
         return " ".join(re.findall(r"\w+", t.casefold()))
-    return bool(words(sentence)) and words(sentence) in words(text)
+    wanted = words(sentence)
+    return bool(wanted) and any(words(s.text) == wanted for s in split_sentences(text))
 
 
 def _stems(text: str) -> set[str]:
@@ -132,8 +139,10 @@ async def check_reply(
             where.append(i)
     checks = await check_batch(calls, claims, evidence, book, block, today, question=question,
                                stage="check") if claims else []
+    shown = " ".join(f"{entry.get('title', '')}. {entry.get('text', '')}" for entry in block)
     for i, check in zip(where, checks, strict=True):
-        if check.verdict == "REFUTES":
+        if check.verdict == "REFUTES" or (check.verdict == "NOT ENOUGH INFO" and any(
+                not stated(span, shown) for span in focus_of(check.claim, question))):
             keep[i] = False
     removed = tuple(p.strip() for p, k in zip(parts, keep, strict=True) if not k and p.strip())
     return ReplyCheck("".join(p for p, k in zip(parts, keep, strict=True) if k), removed,

@@ -37,6 +37,14 @@ def serve(
     if k < 1:
         raise typer.BadParameter(f"must be at least 1, got {k}", param_hint="-k")
     settings = state.resolved(model=model).settings
+    from freshwiki.serve import is_loopback
+
+    if not is_loopback(host) and not settings.api_key:
+        raise typer.BadParameter(
+            f"{host!r} is reachable from other machines, and no API key is set: anyone on the "
+            "network could use this server's model and read its conversations. Set "
+            "FRESHWIKI_API_KEY (clients then send 'Authorization: Bearer KEY'), or listen "
+            "on 127.0.0.1.", param_hint="--host")
     llm = None
     if chat:  # the model first: a wrong spec fails in a second, before any corpus build
         from freshwiki.llm import open_llm
@@ -55,7 +63,8 @@ def serve(
     try:
         uvicorn.run(create_app(settings, index=index, index_name=served, engine=engine,
                                model_name=settings.model if chat else "",
-                               on_shutdown=[llm.aclose] if llm is not None else ()),
+                               on_shutdown=[llm.aclose] if llm is not None else (),
+                               host=host),
                     host=host, port=port, log_level="warning")
     finally:
         index.close()

@@ -4,19 +4,30 @@
 >>> uvicorn.run(app, host="127.0.0.1", port=8765)  # or `freshwiki serve`
 
 Routes: ``/v1/search``, ``/v1/chat/completions``, ``/v1/conversations[/ID]``, ``/`` (the page),
-``/healthz``, and ``/docs`` for the interactive reference.
+``/healthz``, and ``/docs`` for the interactive reference. Every request first passes the
+checks of :class:`RequestGuard` (host, origin, API key, JSON content type, body size).
 """
 
 from freshwiki.serve._app import create_app
-from freshwiki.serve._chat import MAX_HISTORY_MESSAGES, ChatAPIError, ChatService
-from freshwiki.serve._search import ATTRIBUTION, hit_payload, search_payload
+from freshwiki.serve._chat import (
+    MAX_ASSISTANT_CHARS,
+    MAX_HISTORY_MESSAGES,
+    ChatAPIError,
+    ChatService,
+)
+from freshwiki.serve._guard import RequestGuard, is_loopback
+from freshwiki.serve._search import ATTRIBUTION, MAX_QUERY_CHARS, hit_payload, search_payload
 
 __all__ = [
     "ATTRIBUTION",
+    "MAX_ASSISTANT_CHARS",
     "MAX_HISTORY_MESSAGES",
+    "MAX_QUERY_CHARS",
     "ChatAPIError",
     "ChatService",
+    "RequestGuard",
     "create_app",
     "hit_payload",
+    "is_loopback",
     "search_payload",
 ]

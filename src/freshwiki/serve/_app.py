@@ -14,6 +14,7 @@ from freshwiki.chat.conversations import ConversationStore
 from freshwiki.config import Settings
 from freshwiki.retrieval import HybridIndex
 from freshwiki.serve._chat import ChatService, install_chat
+from freshwiki.serve._guard import LOOPBACK_NAMES, RequestGuard
 from freshwiki.serve._page import install_page
 from freshwiki.serve._search import SearchService
 from freshwiki.serve._search import router as search_router
@@ -27,6 +28,7 @@ def create_app(
     engine: ChatEngine | None = None,
     model_name: str = "",
     on_shutdown: Sequence[Callable[[], Awaitable[None]]] = (),
+    host: str = "127.0.0.1",
 ) -> FastAPI:
     """Build the app around an already loaded index (and, for chat, an engine).
 
@@ -44,6 +46,8 @@ def create_app(
         model_name: What chat responses name as their ``model`` (the engine's model spec).
         on_shutdown: Coroutines run when the server stops (e.g. the LLM's ``aclose``, which
             must run on the server's own event loop).
+        host: The address the server listens on: requests may name it as their host (see
+            :class:`~freshwiki.serve._guard.RequestGuard` for every check at the door).
     """
     store = ConversationStore.open(settings)
 
@@ -61,8 +65,14 @@ def create_app(
     app.state.settings = settings
     app.state.search = SearchService(index, index_name)
     app.include_router(search_router)
-    install_chat(app, ChatService(engine, store, model_name or "freshwiki"))
+    install_chat(app, ChatService(engine, store, model_name or "freshwiki",
+                                  queue=settings.chat_queue))
     install_page(app)
+    hosts = {*LOOPBACK_NAMES, *_listed(settings.allowed_hosts)}
+    if host not in ("0.0.0.0", "::", ""):
+        hosts.add(host)
+    app.add_middleware(RequestGuard, hosts=hosts, origins=_listed(settings.allowed_origins),
+                       api_key=settings.api_key, max_body_bytes=settings.max_body_bytes)
 
     @app.get("/healthz", tags=["meta"])
     def healthz() -> dict[str, Any]:
@@ -72,3 +82,8 @@ def create_app(
                 "model": model_name or None}
 
     return app
+
+
+def _listed(text: str) -> list[str]:
+    """The items of a comma-separated setting."""
+    return [item.strip() for item in text.split(",") if item.strip()]

@@ -52,6 +52,8 @@ from freshwiki.llm import LLMError
 from freshwiki.serve._search import ATTRIBUTION
 
 MAX_HISTORY_MESSAGES = 200
+MAX_ASSISTANT_CHARS = 32_000
+"""An earlier reply sent back in the history: ours are far shorter; more is not a reply."""
 """Most messages one request may carry (413 beyond): the pipeline reads the whole history."""
 
 _log = logging.getLogger(__name__)
@@ -61,12 +63,13 @@ class ChatAPIError(Exception):
     """An error answer of the chat routes: status, message, hint, OpenAI error type."""
 
     def __init__(self, status: int, message: str, *, hint: str | None = None,
-                 kind: str = "invalid_request_error") -> None:
+                 kind: str = "invalid_request_error", retry_after: int | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.hint = hint
         self.kind = kind
+        self.retry_after = retry_after
 
     def body(self) -> dict[str, Any]:
         """OpenAI's error body, with freshwiki's hint beside the message."""
@@ -97,10 +100,10 @@ class ChatCompletionRequest(BaseModel):
 
     model_config = ConfigDict(extra="allow")  # temperature, max_tokens, ...: accepted, unused
 
-    model: str = ""
+    model: str = Field(default="", max_length=200)
     messages: list[_RequestMessage] = Field(min_length=1)
     stream: bool = False
-    conversation_id: str | None = None
+    conversation_id: str | None = Field(default=None, max_length=64)
     today: dt.date | None = None
 
 
@@ -129,7 +132,13 @@ def _history(body: ChatCompletionRequest) -> list[ChatMessage]:
         if message.role not in ("user", "assistant"):
             raise ChatAPIError(422, f"messages[{position}] has role {message.role!r}; "
                                "only system, user and assistant messages are supported")
-        history.append(ChatMessage(message.role, _text(message, position)))  # type: ignore[arg-type]
+        text = _text(message, position)
+        if message.role == "assistant" and len(text) > MAX_ASSISTANT_CHARS:
+            raise ChatAPIError(422, f"messages[{position}] (assistant) has {len(text):,} "
+                               f"characters; the limit is {MAX_ASSISTANT_CHARS:,}",
+                               hint="send earlier replies as the server returned them, or "
+                               "continue with conversation_id.")
+        history.append(ChatMessage(message.role, text))  # type: ignore[arg-type]
     if not history or history[-1].role != "user":
         raise ChatAPIError(422, "the last message must be the user's: there is nothing to answer")
     if len(history) > MAX_HISTORY_MESSAGES:
@@ -167,10 +176,37 @@ class ChatService:
     """
 
     def __init__(self, engine: ChatEngine | None, store: ConversationStore,
-                 model_name: str) -> None:
+                 model_name: str, *, queue: int = 4) -> None:
         self.engine = engine
         self.store = store
         self.model_name = model_name
+        self.queue = max(1, queue)
+        self.active = 0
+
+    def admit(self) -> None:
+        """Take one more turn, or refuse with 503 when ``queue`` turns are already under way.
+
+        A local model answers one turn at a time, so extra turns only wait, each holding a
+        connection; beyond the queue a client is told to come back rather than kept waiting.
+        """
+        if self.active >= self.queue:
+            raise ChatAPIError(503, f"{self.active} chat turns are already under way; the "
+                               f"server takes {self.queue} at once",
+                               hint="retry in a few seconds, or raise FRESHWIKI_CHAT_QUEUE.",
+                               kind="service_unavailable", retry_after=5)
+        self.active += 1
+
+    def release(self) -> None:
+        """One admitted turn is over (answered, failed or abandoned)."""
+        self.active = max(0, self.active - 1)
+
+    async def released(self, events: AsyncIterator[str]) -> AsyncIterator[str]:
+        """``events``, releasing the turn when the stream ends or the client goes away."""
+        try:
+            async for event in events:
+                yield event
+        finally:
+            self.release()
 
     def _engine(self) -> ChatEngine:
         if self.engine is None:
@@ -314,10 +350,18 @@ async def chat_completions(request: Request) -> dict[str, Any] | StreamingRespon
     service = _service(request)
     body = await _parse(request)
     turn = service.prepare(body)
+    service.admit()
     if not body.stream:
-        return await service.complete(turn)
-    events = await service.stream(turn)
-    return StreamingResponse(events, media_type="text/event-stream",
+        try:
+            return await service.complete(turn)
+        finally:
+            service.release()
+    try:
+        events = await service.stream(turn)
+    except BaseException:
+        service.release()
+        raise
+    return StreamingResponse(service.released(events), media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
 
@@ -344,7 +388,8 @@ def install_chat(app: FastAPI, service: ChatService) -> None:
 
     async def handle(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, ChatAPIError)
-        return JSONResponse(exc.body(), status_code=exc.status)
+        headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after else None
+        return JSONResponse(exc.body(), status_code=exc.status, headers=headers)
 
     app.add_exception_handler(ChatAPIError, handle)
 

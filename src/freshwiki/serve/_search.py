@@ -70,6 +70,9 @@ class SearchService:
     def search(self, request: SearchRequest) -> dict[str, Any]:
         if not request.q.strip():
             raise HTTPException(422, detail="q is empty: say what to look for")
+        if len(request.q) > MAX_QUERY_CHARS:
+            raise HTTPException(422, detail=f"q has {len(request.q):,} characters; the limit "
+                                f"is {MAX_QUERY_CHARS:,}: search with the words that matter")
         if request.method not in METHODS:
             raise HTTPException(
                 422, detail=f"method {request.method!r} is not one of {', '.join(METHODS)}")
@@ -85,6 +88,9 @@ class SearchService:
         return search_payload(request.q, hits, k=request.k, time=request.time,
                               method=request.method, index=self.name)
 
+
+MAX_QUERY_CHARS = 1_000
+"""Longest search query: a query is a few words; past this it is a document, not a search."""
 
 router = APIRouter(tags=["search"])
 
