@@ -28,12 +28,17 @@ Sources (built at run time, nothing copied into the repository):
 Cuts: 2015-06-30, 2015-12-31, 2016-06-30: three snapshots. Pear's real 2014 revision is the
 latest of that page at every cut (its instances stay Unchanged: the data holds no later edit);
 the 2002 revisions only decide that the page existed. The dataset is built under
-``FRESHWIKI_HOME/growover/NAME`` (resumable), then every system in ``--systems`` (those
-registered) is run with ``--system-model`` through the ordinary runner; ``rilm`` needs a gate
-trained on the ``ralm`` run first (``freshwiki growover train-gate``), which this script does
-when ``rilm`` is asked for. ``OUT/growover.md`` / ``OUT/growover.json`` tabulate per snapshot x
-type the mean F1 / EM / BLEU / hit@k with 95% bootstrap intervals and n (``no-retrieval``
-hit skips left out). ``freshwiki report RUN...`` gives the HTML report.
+``FRESHWIKI_HOME/growover/NAME`` (resumable).
+
+Protocol (GrowOVER §4-5): ``ralm`` (k = 3) runs on every snapshot; RiLM's certainty gate is
+trained on the (question, document) pairs of that run's **first update snapshot only** (the
+paper's September) with the real ``freshwiki growover train-gate`` command, one gate per kind;
+then ``vanilla``, ``ralm``, ``ralm-best`` (the gate's document) and ``rilm`` are evaluated on
+the **later snapshots only**, so no figure of a gated system rests on data its gate saw.
+``OUT/growover.md`` / ``OUT/growover.json`` hold per snapshot x type the mean F1 / EM / BLEU /
+hit@k with 95% bootstrap intervals and n, the gate's out-of-sample accuracy and the F1 of
+adopted and not-adopted answers (the paper's Table 2), the re-retrieval hit rate of ARR
+against query-only and always-append (Table 3) and the F1 at each RiLM stage (Table 7).
 
 Text from Wikipedia, CC BY-SA 4.0.
 """
@@ -60,6 +65,7 @@ from freshwiki.benchmarks.growover import (
     build_dataset,
     datasets_dir,
     retrieval_scored,
+    token_f1,
 )
 from freshwiki.changes.snapshots import LLMJudge
 from freshwiki.config import load_settings
@@ -238,15 +244,59 @@ def table(items: Sequence[Any], scorer: str) -> list[dict[str, Any]]:
     return rows
 
 
-def train_gate(run_id: str, path: Path) -> dict[str, Any]:
-    """Train RiLM's gate on a finished ralm run with the real command; its JSON report."""
+def train_gate(run_id: str, path: Path, kind: str) -> dict[str, Any]:
+    """Train RiLM's gate on the first update snapshot of a ralm run (the real command)."""
     proc = subprocess.run(
         [str(Path(sys.executable).with_name("freshwiki")), "growover", "train-gate", run_id,
-         "--out", str(path), "--json"], capture_output=True, text=True, check=False)
+         "--kind", kind, "--out", str(path), "--json"],
+        capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise SystemExit(f"train-gate failed on run {run_id}: {proc.stderr.strip()}")
     report: dict[str, Any] = json.loads(proc.stdout)
     return report
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return round(sum(values) / len(values), 4) if values else None
+
+
+def rilm_tables(store: ResultsStore, run_id: str, gold: dict[str, str]) -> dict[str, Any]:
+    """Tables 2, 3 and 7 of the paper from a rilm run's traces (per type and overall).
+
+    ``gold``: the reference answer per sample id.
+    """
+    results = store.load_run(run_id)
+    hits = {i.sample_id: i for i in results.items if i.scorer == "growover-hit"}
+    rows: dict[str, dict[str, list[float]]] = {}
+    for sample_id, item in hits.items():
+        output = store.get_output(run_id, sample_id, item.template)
+        if output is None or not output.trace.get("first"):
+            continue
+        trace, reference = output.trace, gold.get(sample_id, "")
+        evidence = set(map(str, item.metadata.get("evidence_passages", ())))
+        f1 = {stage: token_f1(trace[stage]["answer"], reference)
+              for stage in ("first", "second") if trace.get(stage) and "answer" in trace[stage]}
+        final = token_f1(output.text, reference)
+        for group in (str(item.metadata.get("type", "")), "all"):
+            r = rows.setdefault(group, {})
+            if trace["adopted"]:
+                r.setdefault("adopted", []).append(final)
+            else:
+                r.setdefault("not_adopted_before_arr", []).append(f1["first"])
+                if "second" in f1:
+                    r.setdefault("not_adopted_after_arr", []).append(f1["second"])
+                r.setdefault("not_adopted_final", []).append(final)
+                for name in ("retrieved", "query_only", "always_append"):
+                    found = {d["id"] for d in trace.get("arr", {}).get(name, [])}
+                    r.setdefault(f"arr_hit_{name}", []).append(
+                        float(bool(evidence) and evidence <= found))
+            r.setdefault("final", []).append(final)
+    return {group: {key: {"mean": _mean(v), "n": len(v)} for key, v in sorted(r.items())}
+            for group, r in sorted(rows.items())}
+
+
+STAGES = ("adopted", "not_adopted_before_arr", "not_adopted_after_arr", "not_adopted_final",
+          "final", "arr_hit_retrieved", "arr_hit_query_only", "arr_hit_always_append")
 
 
 def main() -> int:
@@ -260,14 +310,15 @@ def main() -> int:
     parser.add_argument("--system-model", default=None,
                         help="Model of the systems under test (default: --model, which "
                         "generates the dataset).")
-    parser.add_argument("--k", type=int, default=5, help="Passages RaLM concatenates.")
+    parser.add_argument("--k", type=int, default=3,
+                        help="Documents per retrieval (the paper's 3).")
     parser.add_argument("--kinds", default="qa,dialogue")
     parser.add_argument("--systems", default="vanilla,ralm,ralm-best,rilm")
     parser.add_argument("--limit", type=int, default=None, help="Samples per run (tiny runs).")
     parser.add_argument("--titles", default="", help="Only these articles (comma-separated).")
-    parser.add_argument("--judge", action="store_true",
-                        help="Check undecided sentence pairs with the model (more calls); "
-                        "without, those sentences are left out and recorded as skips.")
+    parser.add_argument("--no-judge", action="store_true",
+                        help="The fast path: do not check undecided sentence pairs with the "
+                        "model (the paper checks them; this leaves them out as skips).")
     args = parser.parse_args()
 
     settings = load_settings({"model": args.model}).settings
@@ -289,7 +340,7 @@ def main() -> int:
         try:
             return await build_dataset(
                 root, sources, llm=llm, model_spec=args.model, encoder=encoder, cuts=cuts,
-                judge=LLMJudge(llm) if args.judge else None,
+                judge=None if args.no_judge else LLMJudge(llm),
                 kinds=kinds,
                 titles={t.strip() for t in args.titles.split(",") if t.strip()} or None,
                 progress=progress, embedder=encoder)
@@ -300,39 +351,63 @@ def main() -> int:
     build_s = time.perf_counter() - started
     print(file=sys.stderr)
     systems = [s for s in args.systems.split(",") if s in system_names()]
-    results: dict[str, Any] = {"dataset": str(root), "snapshots": [
+    results: dict[str, Any] = {"dataset": str(root), "judge": not args.no_judge, "snapshots": [
         s.to_dict() for s in dataset.snapshots], "build_s": round(build_s, 1), "runs": []}
     store_path = default_results_path(settings)
+    labels = [s.label for s in dataset.complete_snapshots]
+
+    def evaluate(system: str, kind: str, options: dict[str, Any],
+                 snapshots: Sequence[str] | None) -> dict[str, Any]:
+        t0 = time.perf_counter()
+        bench = {"path": str(root), "kind": kind}
+        if snapshots:
+            bench["snapshots"] = ",".join(snapshots)
+        summary = asyncio.run(run_evaluation(
+            "growover", system=system, model=system_model, judge="none", limit=args.limit,
+            options=options, benchmark_options=bench, settings=settings))
+        with ResultsStore(store_path) as store:
+            items = store.load_run(summary.info.run_id).items
+            gold = {x.id: x.targets[0] for x in GrowOver(dataset, kind=kind).samples()
+                    if x.targets}
+            extra = (rilm_tables(store, summary.info.run_id, gold) if system == "rilm"
+                     else None)
+        scorers = sorted({i.scorer for i in items})
+        run = {"system": system, "kind": kind, "run_id": summary.info.run_id,
+               "model": system_model, "options": options, "snapshots": snapshots or labels,
+               "seconds": round(time.perf_counter() - t0, 1),
+               "failures": len(summary.failures),
+               "tables": {s: table(items, s) for s in scorers}}
+        if extra is not None:
+            run["stages"] = extra
+        results["runs"].append(run)
+        return run
+
     for kind in kinds:
         if not list(GrowOver(dataset, kind=kind).samples()):
             continue
-        ralm_run: str | None = None
+        # ralm on every snapshot: the baseline, and the pairs the gate learns from.
+        ralm = evaluate("ralm", kind, {"k": args.k}, None)
+        gate = args.out / f"gate-{kind}-{ralm['run_id']}.json"
+        try:
+            report = train_gate(ralm["run_id"], gate, kind)
+        except SystemExit as exc:
+            print(f"no gate for {kind}: {exc}", file=sys.stderr)
+            continue
+        results.setdefault("gates", {})[kind] = report
+        later = report["later"]["snapshots"] if report.get("later") else []
+        if not later:
+            print(f"no snapshot after the gate's {report['snapshot']}: nothing to evaluate "
+                  "out of sample", file=sys.stderr)
+            continue
+        option = "gate" if kind == "qa" else "dialogue_gate"
         for system in systems:
-            t0 = time.perf_counter()
-            options: dict[str, Any] = {"k": args.k} if system == "ralm" else {}
-            if system == "rilm":
-                if ralm_run is None or kind != "qa":
-                    print(f"rilm on {kind} skipped: its gate is trained on a ralm QA run "
-                          "(add ralm to --systems)", file=sys.stderr)
-                    continue
-                gate = args.out / f"gate-{ralm_run}.json"
-                results["gate"] = train_gate(ralm_run, gate)
-                options = {"gate": str(gate), "k": args.k}
-            summary = asyncio.run(run_evaluation(
-                "growover", system=system, model=system_model, judge="none", limit=args.limit,
-                options=options, benchmark_options={"path": str(root), "kind": kind},
-                settings=settings))
             if system == "ralm":
-                ralm_run = summary.info.run_id
-            with ResultsStore(store_path) as store:
-                items = store.load_run(summary.info.run_id).items
-            scorers = sorted({i.scorer for i in items})
-            results["runs"].append({
-                "system": system, "kind": kind, "run_id": summary.info.run_id,
-                "model": system_model, "options": options,
-                "seconds": round(time.perf_counter() - t0, 1),
-                "failures": len(summary.failures),
-                "tables": {s: table(items, s) for s in scorers}})
+                options: dict[str, Any] = {"k": args.k}
+            elif system in ("ralm-best", "rilm"):
+                options = {option: str(gate), "k": args.k}
+            else:
+                options = {}
+            evaluate(system, kind, options, later)
     (args.out / "growover.json").write_text(json.dumps(results, indent=2), encoding="utf-8")
     lines = [f"# GrowOVER: {args.name} (generated by {args.model}; systems: {system_model})",
              "",
@@ -345,12 +420,13 @@ def main() -> int:
             + " | " + "/".join(str(c.get(f"dialogue_{t}", 0))
                                for t in ("initial", "unchanged", "new"))
             + f" | {c.get('skips')} |")
-    if "gate" in results:
-        g = results["gate"]
-        rep = g["report"]
-        lines += ["", f"RiLM gate trained on run {g['run_id']}: labels {g['labels']}, "
-                  f"trained on {rep['n_train']}, held out {rep['n_test']}, held-out accuracy "
-                  f"{rep['accuracy']}"]
+    for kind, g in results.get("gates", {}).items():
+        later = g.get("later") or {}
+        lines += ["", f"RiLM {kind} gate: trained on the {g['report']['n_train']} (question, "
+                  f"document) pairs of snapshot {g['snapshot']} (labels {g['labels']}); "
+                  f"accuracy on the {later.get('n_test', 0)} pairs of the later snapshots "
+                  f"{', '.join(later.get('snapshots', []))} (out of sample): "
+                  f"{later.get('accuracy')}"]
     for run in results["runs"]:
         lines += ["", f"## {run['system']} · {run['kind']} (run {run['run_id']}, "
                   f"{run['seconds']} s, {run['failures']} failures)", "",
@@ -361,6 +437,14 @@ def main() -> int:
                 ci = f" [{r['ci'][0]:.2f}, {r['ci'][1]:.2f}]" if r["ci"] else ""
                 lines.append(f"| {scorer} | {r['snapshot']} | {r['type']} | "
                              f"{r['mean']:.3f}{ci} | {r['n']} |")
+        if run.get("stages"):
+            lines += ["", "RiLM stages (mean F1, or re-retrieval hit rate, and n):", "",
+                      "| type | " + " | ".join(STAGES) + " |",
+                      "| --- |" + " --- |" * len(STAGES)]
+            for group, cells in run["stages"].items():
+                lines.append(f"| {group} | " + " | ".join(
+                    "" if s not in cells or cells[s]["mean"] is None
+                    else f"{cells[s]['mean']:.3f} ({cells[s]['n']})" for s in STAGES) + " |")
     lines += ["", "Text from Wikipedia, CC BY-SA 4.0 (plus constructed revisions, see the "
               "script's docstring)."]
     (args.out / "growover.md").write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -1,5 +1,6 @@
-"""Gate training data: the labelling rule table, counting, prompts, features, and training from
-a real results store filled by hand."""
+"""Gate training data (GrowOVER §4.1): the labelling rule per (question, document) pair, the
+training snapshot and the later ones, features of the prompt alone, and training from a real
+results store filled by hand."""
 
 from __future__ import annotations
 
@@ -16,9 +17,7 @@ from freshwiki.evaluation._gate_training import (
     Example,
     GateTrainingError,
     collect_examples,
-    example_features,
     label_for,
-    outcome_of,
     train_gate_from_run,
 )
 from freshwiki.llm import LLM, FeatureVector, Message
@@ -37,9 +36,6 @@ RULE = [
     ("new", "hit", None),
     ("initial", "hit", None),
     ("initial", "miss", None),
-    ("unchanged", "no-retrieval", None),
-    ("changed", "no-retrieval", None),
-    ("new", "no-retrieval", None),
 ]
 
 
@@ -47,12 +43,6 @@ RULE = [
 def test_labelling_rule(kind: str, outcome: str, label: str | None) -> None:
     assert label_for(kind, outcome) == label
     assert label_for(kind.upper(), outcome.upper()) == label  # case does not matter
-
-
-def test_outcome_comes_from_the_label_else_the_value() -> None:
-    assert outcome_of(0.0, "no-retrieval") == "no-retrieval"
-    assert outcome_of(1.0, "hit") == "hit" and outcome_of(0.0, "miss") == "miss"
-    assert outcome_of(1.0, None) == "hit" and outcome_of(0.0, None) == "miss"
 
 
 def _info(model_spec: str = "scripted:x") -> RunInfo:
@@ -63,37 +53,34 @@ def _info(model_spec: str = "scripted:x") -> RunInfo:
                    updated_at=NOW)
 
 
-# (sample id, type, hit label, answer, kind)
-ROWS = [
-    ("s01", "unchanged", "hit", "good", "qa"),
-    ("s02", "unchanged", "hit", "good", "qa"),
-    ("s03", "unchanged", "hit", "good", "qa"),
-    ("s04", "unchanged", "miss", "good", "qa"),  # unused
-    ("s05", "changed", "miss", "stale", "qa"),
-    ("s06", "changed", "miss", "stale", "qa"),
-    ("s07", "changed", "miss", "stale", "qa"),
-    ("s08", "changed", "hit", "good", "qa"),  # unused
-    ("s09", "new", "miss", "unknown", "qa"),
-    ("s10", "new", "miss", "unknown", "qa"),
-    ("s11", "new", "miss", "unknown", "qa"),
-    ("s12", "initial", "hit", "good", "qa"),  # unused
-    ("s13", "new", "no-retrieval", "unknown", "qa"),  # unused
-    ("s14", "unchanged", "hit", "good", "dialogue"),  # skipped: not QA
+SNAPSHOTS = {"2015-06": 0, "2015-12": 1, "2016-06": 2}
+# (sample id, snapshot, type, retrieved documents, evidence passages, kind). Documents whose id
+# starts "e-" hold the evidence; the features below cluster by that first letter.
+ROWS: list[tuple[str, str, str, list[str] | None, list[str], str]] = [
+    ("a0", "2015-06", "initial", ["e-a0", "x0"], ["e-a0"], "qa"),    # before the training month
+    ("u1", "2015-12", "unchanged", ["e-u1", "x1"], ["e-u1"], "qa"),  # reliable + unused
+    ("u2", "2015-12", "unchanged", ["x2", "e-u2"], ["e-u2"], "qa"),  # unused + reliable
+    ("c1", "2015-12", "changed", ["y1", "e-c1"], ["e-c1"], "qa"),    # misleading + unused
+    ("c2", "2015-12", "changed", ["y2", "y3"], ["e-c2"], "qa"),      # misleading x 2
+    ("n1", "2015-12", "new", ["z1", "z2"], ["e-n1"], "qa"),          # uncertain x 2
+    ("g1", "2015-12", "unchanged", ["e-g1"], ["e-g1"], "dialogue"),  # another kind
+    ("L1", "2016-06", "unchanged", ["e-L1", "w1"], ["e-L1"], "qa"),  # later: reliable
+    ("L2", "2016-06", "changed", ["y4", "y5"], ["e-L2"], "qa"),      # later: misleading x 2
+    ("L3", "2016-06", "new", None, ["e-L3"], "qa"),                  # nothing retrieved
 ]
 
 
-def _fill(store: ResultsStore, *, record_messages: bool = True,
-          model_spec: str = "scripted:x") -> None:
+def _fill(store: ResultsStore, *, model_spec: str = "scripted:x") -> None:
     store.open_run(_info(model_spec))
-    for i, (sid, kind, hit, answer, sample_kind) in enumerate(ROWS):
+    for i, (sid, snap, kind, docs, evidence, sample_kind) in enumerate(ROWS):
         sample = Sample(id=sid, input=f"question {sid}?", targets=("x",),
-                        metadata={"type": kind, "kind": sample_kind})
-        trace: dict[str, Any] = {"retrieved": [{"id": f"p-{sid}"}]}
-        if record_messages:
-            trace["messages"] = [{"role": "user", "content": f"context {sid}\nquestion {sid}?"}]
-        store.commit_output(RUN, sample, "qa", Output(answer, trace=trace), sample_index=i)
+                        metadata={"type": kind, "kind": sample_kind, "snapshot": snap,
+                                  "snapshot_number": SNAPSHOTS[snap],
+                                  "evidence_passages": evidence})
+        trace: dict[str, Any] = {} if docs is None else {"retrieved": [{"id": d} for d in docs]}
+        store.commit_output(RUN, sample, "qa", Output("answer", trace=trace), sample_index=i)
         store.commit_score(RUN, sid, "qa", "growover-hit",
-                           Score(1.0 if hit == "hit" else 0.0, label=hit))
+                           Score(1.0 if docs and set(evidence) <= set(docs) else 0.0))
         store.commit_score(RUN, sid, "qa", "growover-f1", Score(0.5))
 
 
@@ -104,18 +91,33 @@ def store(tmp_path: Path) -> ResultsStore:
     return s
 
 
-def test_collect_labels_qa_samples_and_counts_everything(store: ResultsStore) -> None:
+def test_pairs_of_the_first_update_snapshot_train_and_later_ones_test(
+    store: ResultsStore,
+) -> None:
     data = collect_examples(store, RUN[:6])  # a prefix names the run
-    assert data.run_id == RUN
-    assert [(e.sample_id, e.label) for e in data.examples] == [
-        ("s01", "reliable"), ("s02", "reliable"), ("s03", "reliable"),
-        ("s05", "misleading"), ("s06", "misleading"), ("s07", "misleading"),
-        ("s09", "uncertain"), ("s10", "uncertain"), ("s11", "uncertain")]
-    assert data.counts == {"unchanged hit": 3, "unchanged miss": 1, "changed miss": 3,
-                           "changed hit": 1, "new miss": 3, "initial hit": 1,
-                           "new no-retrieval": 1}
-    assert data.skipped == {"dialogue sample": 1}
-    assert data.label_counts == {"reliable": 3, "misleading": 3, "uncertain": 3}
+    assert data.run_id == RUN and data.snapshot == "2015-12" and data.kind == "qa"
+    assert [(e.sample_id, e.passage_id, e.label) for e in data.examples] == [
+        ("u1", "e-u1", "reliable"), ("u2", "e-u2", "reliable"),
+        ("c1", "y1", "misleading"), ("c2", "y2", "misleading"), ("c2", "y3", "misleading"),
+        ("n1", "z1", "uncertain"), ("n1", "z2", "uncertain")]
+    assert [(e.sample_id, e.passage_id, e.label) for e in data.later] == [
+        ("L1", "e-L1", "reliable"), ("L2", "y4", "misleading"), ("L2", "y5", "misleading")]
+    assert data.later_snapshots == ["2016-06"]
+    assert data.counts == {"unchanged hit": 2, "unchanged miss": 2, "changed miss": 3,
+                           "changed hit": 1, "new miss": 2}
+    assert data.skipped == {"dialogue sample": 1, "sample of an earlier snapshot": 1,
+                            "sample without retrieved documents": 1}
+    assert data.label_counts == {"reliable": 2, "misleading": 3, "uncertain": 2}
+
+
+def test_another_snapshot_or_kind_can_be_asked_for(store: ResultsStore) -> None:
+    late = collect_examples(store, RUN, snapshot="2016-06")
+    assert [e.sample_id for e in late.examples] == ["L1", "L2", "L2"] and late.later == ()
+    with pytest.raises(GateTrainingError, match="no snapshot '2017-01'") as info:
+        collect_examples(store, RUN, snapshot="2017-01")
+    assert "2015-06, 2015-12, 2016-06" in (info.value.hint or "")
+    with pytest.raises(GateTrainingError, match="no changed or new dialogue"):
+        collect_examples(store, RUN, kind="dialogue")
 
 
 def test_a_run_without_hit_scores_is_refused(tmp_path: Path) -> None:
@@ -129,84 +131,85 @@ def test_a_run_without_hit_scores_is_refused(tmp_path: Path) -> None:
     assert "--system ralm" in str(info.value)
 
 
-def _scripted_features(messages: Sequence[Message], answer: str) -> list[float]:
-    # One cluster per label, a small offset per sample so no two vectors are equal.
-    base = {"good": (2.0, 0.0), "stale": (-2.0, 0.0), "unknown": (0.0, 2.0)}[answer]
-    offset = int(messages[-1].content.split()[1][1:]) / 100  # "context sNN" -> NN / 100
-    return [base[0] + offset, base[1] - offset]
+CENTRES = {"e": (2.0, 0.0), "x": (2.0, 0.0), "y": (-2.0, 0.0), "w": (-2.0, 0.0),
+           "z": (0.0, 2.0)}
 
 
-async def test_features_use_the_recorded_prompt_and_the_stored_answer(
-    store: ResultsStore,
-) -> None:
-    backend = ScriptedBackend([], features=_scripted_features, model_id="fake")
-    data = collect_examples(store, RUN)
-    vectors = await example_features(LLM(backend), store, data)
-    assert len(vectors) == 9
-    assert backend.feature_requests[0] == (
-        (Message.user("context s01\nquestion s01?"),), "good")
-    assert [answer for _, answer in backend.feature_requests] == (
-        ["good"] * 3 + ["stale"] * 3 + ["unknown"] * 3)
-    assert vectors[0].values == (2.01, -0.01)
+def _prompt(example: Example) -> list[Message]:
+    return [Message.user(f"doc {example.passage_id} | question {example.sample_id}?")]
 
 
-async def test_without_a_recorded_prompt_the_rebuilder_is_asked(tmp_path: Path) -> None:
-    store = ResultsStore(tmp_path / "runs.sqlite")
-    _fill(store, record_messages=False)
-    data = collect_examples(store, RUN)
-    llm = LLM(ScriptedBackend([], features=_scripted_features, model_id="fake"))
-    with pytest.raises(GateTrainingError, match="does not record its prompt"):
-        await example_features(llm, store, data)
-    asked: list[tuple[str, str]] = []
-
-    def rebuild(example: Example, output: Output) -> list[Message]:
-        asked.append((example.sample_id, output.trace["retrieved"][0]["id"]))
-        return [Message.user(f"context {example.sample_id}")]
-
-    vectors = await example_features(llm, store, data, rebuild)
-    assert len(vectors) == 9 and asked[0] == ("s01", "p-s01")
+def _features(messages: Sequence[Message], answer: str) -> list[float]:
+    assert answer == "", "the gate reads the state after the prompt, before any answer"
+    doc = messages[-1].content.split()[1]
+    centre = CENTRES[doc[0]]
+    offset = len(messages[-1].content) / 1000  # no two vectors equal
+    return [centre[0] + offset, centre[1] - offset]
 
 
-async def test_train_gate_from_run_end_to_end(store: ResultsStore, tmp_path: Path) -> None:
-    llm = LLM(ScriptedBackend([], features=_scripted_features, model_id="fake"))
+async def test_train_on_one_snapshot_and_report_the_later_ones(store: ResultsStore) -> None:
+    backend = ScriptedBackend([], features=_features, model_id="fake")
     progress: list[tuple[int, int]] = []
-    training = await train_gate_from_run(store, RUN, llm, holdout=0.0, seed=0,
+    training = await train_gate_from_run(store, RUN, LLM(backend), prompt_for=_prompt, seed=0,
                                          progress=lambda d, t: progress.append((d, t)))
     gate = training.gate
     assert (gate.feature_kind, gate.model) == ("scripted", "fake")
-    assert gate.training["run_id"] == RUN
-    assert gate.training["label_counts"] == {"reliable": 3, "misleading": 3, "uncertain": 3}
-    assert training.report.n_train == 9 and training.report.n_test == 0
-    assert progress[-1] == (9, 9)
-    # The clusters are far apart: each cluster centre is classified as its label.
+    assert gate.training["snapshot"] == "2015-12" and gate.training["kind"] == "qa"
+    assert gate.training["label_counts"] == {"reliable": 2, "misleading": 3, "uncertain": 2}
+    assert training.report.n_train == 7 and training.report.n_test == 0
+    # 7 training pairs, then the 3 later ones: every feature request is a one-document prompt
+    assert progress[-1] == (10, 10)
+    assert backend.feature_requests[0] == ((Message.user("doc e-u1 | question u1?"),), "")
+    # out of sample: the later pairs sit on the training clusters, so all three are right
+    assert training.later is not None and training.later.n_test == 3
+    assert training.later.accuracy == 1.0
+    assert training.later_by_snapshot["2016-06"].n_test == 3
+    assert gate.training["later"]["snapshots"] == ["2016-06"]
     for values, label in [((2.0, 0.0), "reliable"), ((-2.0, 0.0), "misleading"),
                           ((0.0, 2.0), "uncertain")]:
         probs = gate.probabilities(FeatureVector(values, kind="scripted", model="fake"))
         assert max(probs, key=lambda c: probs[c]) == label
 
 
-async def test_a_run_the_rule_cannot_use_is_refused(tmp_path: Path) -> None:
+async def test_a_snapshot_the_rule_cannot_use_is_refused(tmp_path: Path) -> None:
     store = ResultsStore(tmp_path / "runs.sqlite")
     store.open_run(_info())
-    sample = Sample(id="s1", input="q", metadata={"type": "initial", "kind": "qa"})
-    store.commit_output(RUN, sample, "qa", Output("a"), sample_index=0)
+    sample = Sample(id="s1", input="q", metadata={
+        "type": "changed", "kind": "qa", "snapshot": "2015-12", "snapshot_number": 1,
+        "evidence_passages": ["e-s1"]})
+    store.commit_output(RUN, sample, "qa", Output("a", trace={"retrieved": [{"id": "e-s1"}]}),
+                        sample_index=0)
     store.commit_score(RUN, "s1", "qa", "growover-hit", Score(1.0, label="hit"))
     llm = LLM(ScriptedBackend([], model_id="fake"))
-    with pytest.raises(GateTrainingError, match="no sample the labelling rule uses") as info:
-        await train_gate_from_run(store, RUN, llm)
-    assert "initial hit" in str(info.value)
+    with pytest.raises(GateTrainingError, match="no qa pair the labelling rule uses") as info:
+        await train_gate_from_run(store, RUN, llm, prompt_for=_prompt)
+    assert "changed hit" in str(info.value)
 
 
-def test_train_gate_command_prints_counts_and_confusion(
-    _isolated_home: Path, tmp_path: Path,
+def test_train_gate_command_prints_counts_and_both_reports(
+    _isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from typer.testing import CliRunner
 
+    import freshwiki.evaluation
     from freshwiki import cli
     from freshwiki.config import load_settings
     from freshwiki.evaluation import default_results_path
     from freshwiki.systems.rilm import CertaintyGate
 
+    class Prompts:
+        """Stands in for PairPrompts, which would open the GrowOVER dataset."""
+
+        def __init__(self, *_: Any) -> None:
+            pass
+
+        def __call__(self, example: Example) -> list[Message]:
+            return _prompt(example)
+
+        def close(self) -> None:
+            pass
+
+    monkeypatch.setattr(freshwiki.evaluation, "PairPrompts", Prompts)
     script = tmp_path / "script.jsonl"
     script.write_text("")  # features only: no chat call is made
     with ResultsStore(default_results_path(load_settings().settings)) as store:
@@ -214,11 +217,16 @@ def test_train_gate_command_prints_counts_and_confusion(
     out = tmp_path / "gate.json"
     # Through the real command tree (its callback resets the settings each invocation).
     result = CliRunner().invoke(cli.app, ["growover", "train-gate", RUN[:5], "--out", str(out),
-                                          "--holdout", "0.34", "--seed", "3"])
+                                          "--seed", "3"])
     assert result.exit_code == 0, result.output
-    assert "unchanged hit" in result.output and "reliable" in result.output
-    assert "initial hit" in result.output and "unused" in result.output
-    assert "trained on 6, held out 3" in result.output
-    assert "confusion" in result.output
+    assert "snapshot 2015-12" in result.output and "unchanged hit" in result.output
+    assert "changed hit" in result.output and "unused" in result.output
+    assert "trained on 7 pairs" in result.output
+    assert "later snapshots 2016-06 (out of sample): 3 pairs" in result.output
+    assert "--option gate=" in result.output
     gate = CertaintyGate.load(out)
     assert gate.model == f"script:{script.name}" and gate.training["seed"] == 3
+    bad = CliRunner().invoke(cli.app, ["growover", "train-gate", RUN[:5], "--out", str(out),
+                                       "--kind", "chat"])
+    # cli.main turns a FreshwikiError into "error: ..." and exit 2; the app raises it
+    assert bad.exit_code != 0 and "--kind must be qa or dialogue" in str(bad.exception)

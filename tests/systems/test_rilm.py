@@ -1,5 +1,6 @@
-"""RiLM: the certainty gate (math by hand, files, refusals) and the answer-gate-re-retrieve flow
-with a scripted model, scripted features and a fake snapshot index with hand-set vectors."""
+"""RiLM (GrowOVER §4): the certainty gate (math by hand, files, refusals) and the per-document
+gate, adaptive re-retrieval and final pick, with a scripted model, scripted features and a
+fake snapshot index with hand-set vectors; then once on a real hybrid index."""
 
 from __future__ import annotations
 
@@ -24,9 +25,9 @@ from freshwiki.systems.rilm import (
     CertaintyGate,
     GateError,
     GateMismatchError,
+    GatesByKind,
     RiLMSystem,
-    omega_for,
-    rerank,
+    arr_vector,
     train_gate,
 )
 
@@ -108,7 +109,7 @@ def test_save_and_load_round_trip(tmp_path: Path) -> None:
     path = tmp_path / "gates" / "g.json"
     gate.save(path)
     data = json.loads(path.read_text())
-    assert data["format"] == "freshwiki-rilm-gate" and data["version"] == 1
+    assert data["format"] == "freshwiki-rilm-gate" and data["version"] == 2
     assert data["feature_kind"] == "scripted" and data["model"] == "m2" and data["dim"] == 2
     assert data["training"]["run_id"] == "r1" and "report" in data["training"]
     loaded = CertaintyGate.load(path)
@@ -141,9 +142,9 @@ def test_bad_gate_files_are_reported_with_a_remedy(tmp_path: Path) -> None:
     (tmp_path / "damaged.json").write_text(json.dumps(damaged))
     with pytest.raises(GateError, match="damaged"):
         CertaintyGate.load(tmp_path / "damaged.json")
-    newer = {**gate3().to_dict(), "version": 2}
+    newer = {**gate3().to_dict(), "version": 3}
     (tmp_path / "newer.json").write_text(json.dumps(newer))
-    with pytest.raises(GateError, match="version 2"):
+    with pytest.raises(GateError, match="version 3"):
         CertaintyGate.load(tmp_path / "newer.json")
 
 
@@ -163,16 +164,33 @@ def test_training_refuses_unusable_data() -> None:
 # -- omega and the re-ranking -----------------------------------------------------------------
 
 
-def test_omega_is_one_minus_p_reliable_scaled_and_capped() -> None:
-    assert omega_for(0.2, 1.0) == pytest.approx(0.8)
-    assert omega_for(0.2, 0.5) == pytest.approx(0.4)
-    assert omega_for(0.2, 2.0) == 1.0  # capped
-    assert omega_for(1.0, 1.0) == 0.0
+def test_temperature_flattens_the_softmax_by_hand() -> None:
+    # x = 3 -> logits (1, 0, -1); at temperature 2 -> (0.5, 0, -0.5)
+    total = math.exp(0.5) + 1 + math.exp(-0.5)
+    probs = gate3().probabilities(fv(3.0), temperature=2.0)
+    assert probs["reliable"] == pytest.approx(1 / total)
+    assert probs["misleading"] == pytest.approx(math.exp(0.5) / total)
+    assert probs["reliable"] == pytest.approx(0.30720, abs=1e-5)  # 1 / 3.25525
+    with pytest.raises(ValueError, match="temperature"):
+        gate3().probabilities(fv(3.0), temperature=0.0)
 
+
+def test_a_version_1_gate_is_refused_with_the_reason(tmp_path: Path) -> None:
+    old = gate3().to_dict() | {"version": 1}
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(old), encoding="utf-8")
+    with pytest.raises(GateError, match="version 1") as info:
+        CertaintyGate.load(path)
+    assert "train-gate" in (info.value.hint or "")
+
+
+# -- the system -------------------------------------------------------------------------------
 
 QUERY = "Where is it?"
 # Unit vectors in 2-d: the query points along x, query + answer along y.
-DOCS = {"d1": (1.0, 0.0), "d2": (0.8, 0.6), "d3": (0.0, 1.0), "d4": (0.6, 0.8)}
+DOCS = {"d1": (1.0, 0.0), "d2": (0.8, 0.6), "d3": (0.0, 1.0), "d4": (0.6, 0.8),
+        "d5": (0.28, 0.96), "d6": (0.96, 0.28)}
+KEYS = {pid: i for i, pid in enumerate(DOCS, start=1)}
 
 
 def passage(pid: str) -> Passage:
@@ -180,17 +198,16 @@ def passage(pid: str) -> Passage:
                    text=f"text of {pid}", timestamp=None)
 
 
-def hit(pid: str, rank: int) -> SearchHit:
-    return SearchHit(passage=passage(pid), score=1.0 / rank, rank=rank, key=rank,
-                     fused_score=1.0 / rank)
+def hit(pid: str, rank: int, score: float = 1.0) -> SearchHit:
+    return SearchHit(passage=passage(pid), score=score, rank=rank, key=KEYS[pid],
+                     fused_score=score)
 
 
 class FakeEncoder:
     """Looks texts up in a table of hand-set unit vectors; records what it was asked."""
 
-    def __init__(self, answer_vectors: dict[str, tuple[float, float]]) -> None:
-        self.table = {QUERY: (1.0, 0.0), **{f"{QUERY} {a}": v for a, v in answer_vectors.items()},
-                      **{passage(p).indexed_text: v for p, v in DOCS.items()}}
+    def __init__(self, answers: Sequence[str]) -> None:
+        self.table = {QUERY: (1.0, 0.0), **{f"{QUERY} {a}": (0.0, 1.0) for a in answers}}
         self.calls: list[list[str]] = []
 
     def encode(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
@@ -199,61 +216,57 @@ class FakeEncoder:
 
 
 class FakeIndex:
-    """A snapshot index returning d1..d4 in that order."""
+    """First search: d1, d2, ... in order; vector search: inner products with DOCS."""
 
     def __init__(self, encoder: FakeEncoder) -> None:
         self.embedder = encoder
-        self.searches: list[tuple[str, int]] = []
+        self.searches: list[tuple[str, int, str]] = []
+        self.vector_searches: list[tuple[list[float], list[int]]] = []
 
-    def search(self, query: str, k: int) -> list[SearchHit]:
-        self.searches.append((query, k))
+    def search(self, query: str, k: int = 5, *, method: Any = "hybrid") -> list[SearchHit]:
+        self.searches.append((query, k, method))
         return [hit(p, i) for i, p in enumerate(DOCS, start=1)][:k]
 
-
-def test_rerank_mixes_query_and_answer_similarities_by_omega() -> None:
-    encoder = FakeEncoder({"Lyon": (0.0, 1.0)})
-    hits = [hit(p, i) for i, p in enumerate(DOCS, start=1)]
-    order, sims = rerank(QUERY, "Lyon", hits, 0.8, encoder)
-    # score = 0.2 * sim_q + 0.8 * sim_qa:
-    # d1 0.2*1 + 0 = 0.2; d2 0.16 + 0.48 = 0.64; d3 0 + 0.8 = 0.8; d4 0.12 + 0.64 = 0.76
-    assert sims["sim_q"] == pytest.approx([1.0, 0.8, 0.0, 0.6])
-    assert sims["sim_qa"] == pytest.approx([0.0, 0.6, 1.0, 0.8])
-    assert sims["score"] == pytest.approx([0.2, 0.64, 0.8, 0.76])
-    assert order == [2, 3, 1, 0]
-    # Equal scores keep retrieval order.
-    order, _ = rerank(QUERY, "Lyon", [hits[0], hits[0]], 0.0, encoder)
-    assert order == [0, 1]
-
-
-# -- the system -------------------------------------------------------------------------------
-
-P_RELIABLE = {"Paris": 0.9, "Lyon": 0.2, "Marseille": 0.6, "Nice": 0.1, "Toulouse": 0.5}
+    def search_vector(self, vector: Any, k: int = 5, *, exclude: Any = ()) -> list[SearchHit]:
+        self.vector_searches.append(([float(v) for v in vector], sorted(exclude)))
+        scored = sorted(((float(np.dot(vector, v)), p) for p, v in DOCS.items()
+                         if KEYS[p] not in set(exclude)), key=lambda t: -t[0])
+        return [hit(p, i, s) for i, (s, p) in enumerate(scored[:k], start=1)]
 
 
 class FakeGate:
-    """P(reliable) is the first feature (the scripted features give it per answer)."""
+    """P(reliable) is the first feature, P(misleading) the rest; the temperature divides
+    log-probabilities, as for a softmax over logits."""
 
-    def probabilities(self, features: FeatureVector) -> dict[str, float]:
+    def probabilities(self, features: FeatureVector, *,
+                      temperature: float = 1.0) -> dict[str, float]:
         p = features.values[0]
-        return {"reliable": p, "misleading": 1.0 - p, "uncertain": 0.0}
+        r, m = p ** (1 / temperature), (1 - p) ** (1 / temperature)
+        return {"reliable": r / (r + m), "misleading": m / (r + m), "uncertain": 0.0}
 
 
-def features_of(messages: Sequence[Message], answer: str) -> list[float]:
-    return [P_RELIABLE[answer]]
+def doc_in(messages: Sequence[Message]) -> str:
+    found = [d for d in DOCS if f"text of {d}" in last_user(messages)]
+    assert len(found) == 1, "each gate prompt holds exactly one document"
+    return found[0]
 
 
-def task() -> Task:
+def task(kind: str = "qa") -> Task:
     sample = Sample(id="2015-06-30:x-qa-001", input=QUERY, targets=("Marseille",),
-                    metadata={"type": "changed", "kind": "qa"})
+                    metadata={"type": "changed", "kind": kind})
     return Task(sample=sample, template="qa", messages=(Message.user(f"Q: {QUERY}"),),
                 query=QUERY, max_tokens=32)
 
 
-def build(answers: list[str], qa_vector: tuple[float, float] = (0.0, 1.0), **options: Any
+def build(answers: list[str], p_reliable: dict[str, float], **options: Any
           ) -> tuple[RiLMSystem, ScriptedBackend, FakeIndex]:
+    def features_of(messages: Sequence[Message], answer: str) -> list[float]:
+        assert answer == "", "the gate reads the prompt's state, before any answer"
+        return [p_reliable[doc_in(messages)]]
+
     backend = ScriptedBackend(answers, features=features_of, model_id="fake")
-    index = FakeIndex(FakeEncoder({a: qa_vector for a in answers}))
-    system = RiLMSystem(LLM(backend), FakeGate(), lambda _task: index, k=2, candidates=4,
+    index = FakeIndex(FakeEncoder(answers))
+    system = RiLMSystem(LLM(backend), lambda _t: FakeGate(), lambda _task: index, k=2,
                         **options)
     return system, backend, index
 
@@ -262,136 +275,156 @@ def last_user(messages: Sequence[Message]) -> str:
     return [m for m in messages if m.role == "user"][-1].content
 
 
-async def test_a_reliable_first_answer_is_accepted_without_re_retrieval() -> None:
-    system, backend, index = build(["Paris"])
+async def test_the_gate_picks_the_document_and_a_reliable_verdict_is_adopted() -> None:
+    system, backend, index = build(["Paris"], {"d1": 0.2, "d2": 0.9})
     output = await system.respond(task())
     assert output.text == "Paris"
-    assert index.searches == [(QUERY, 4)]  # candidates fetched once
-    assert len(backend.requests) == 1 and index.embedder.calls == []
+    assert index.searches == [(QUERY, 2, "dense")] and index.vector_searches == []
+    # Eq. 1: one state per (query, document) prompt; d2 has the higher P(reliable)
+    assert [doc_in(m) for m, _ in backend.feature_requests] == ["d1", "d2"]
+    assert len(backend.requests) == 1 and doc_in(backend.requests[0].messages) == "d2"
     trace = output.trace
-    assert trace["accepted"] is True and trace["chosen"] == "first"
+    assert trace["adopted"] is True and trace["chosen"] == "first"
     assert trace["second"] is None and trace["omega"] is None
-    assert [r["id"] for r in trace["retrieved"]] == ["d1", "d2"]
-    assert trace["p_reliable"] == 0.9
-    prompt = last_user(backend.requests[0].messages)
-    assert "text of d1" in prompt and "text of d2" in prompt and "text of d3" not in prompt
-    # features were computed for exactly the prompt the model saw and its answer
-    assert backend.feature_requests == [(backend.requests[0].messages, "Paris")]
+    assert trace["first"]["chosen"] == 2 and trace["first"]["label"] == "reliable"
+    assert [d["id"] for d in trace["first"]["documents"]] == ["d1", "d2"]
+    assert [r["id"] for r in trace["retrieved"]] == ["d2"]  # the document answered from
+    assert trace["p_reliable"] == pytest.approx(0.9)
     assert trace["messages"] == [m.to_dict() for m in backend.requests[0].messages]
 
 
-async def test_an_answer_exactly_at_the_threshold_is_accepted() -> None:
-    system, backend, _ = build(["Toulouse"], threshold=0.5)
-    output = await system.respond(task())
-    assert output.trace["accepted"] is True and len(backend.requests) == 1
-
-
-async def test_an_unreliable_answer_re_retrieves_and_the_more_reliable_answer_wins() -> None:
-    system, backend, index = build(["Lyon", "Marseille"])
+async def test_not_adopted_re_retrieves_the_whole_index_without_the_first_documents() -> None:
+    system, backend, index = build(["Lyon", "Marseille"],
+                                   {"d1": 0.2, "d2": 0.1, "d4": 0.9, "d6": 0.7})
     output = await system.respond(task())
     trace = output.trace
-    # P(reliable) 0.2 < 0.5 -> omega = 1 - 0.2 = 0.8; scores (hand-computed above):
-    # d1 0.2, d2 0.64, d3 0.8, d4 0.76 -> new top 2: d3, d4
-    assert trace["accepted"] is False
-    assert trace["omega"] == pytest.approx(0.8)
-    assert trace["rerank"]["score"] == pytest.approx([0.2, 0.64, 0.8, 0.76])
-    assert trace["rerank"]["order"] == ["d3", "d4", "d2", "d1"]
-    assert index.embedder.calls[0][:2] == [QUERY, f"{QUERY} Lyon"]
-    second_prompt = last_user(backend.requests[1].messages)
-    assert "text of d3" in second_prompt and "text of d4" in second_prompt
-    assert "text of d1" not in second_prompt
-    # Marseille (0.6) beats Lyon (0.2)
+    # d1 is chosen (0.2 > 0.1); its verdict is misleading (0.8), so no adoption.
+    assert trace["adopted"] is False and trace["first"]["label"] == "misleading"
+    # Eq. 2 at tau = 2: sqrt(.2) / (sqrt(.2) + sqrt(.8)) = 1 / (1 + 2) = 1/3
+    assert trace["omega"] == pytest.approx(1 / 3)
+    # Eq. 3 as one vector (2/3, 1/3); d1, d2 excluded (keys 1, 2):
+    # d3 1/3, d4 .4 + .2667 = .6667, d5 .1867 + .32 = .5067, d6 .64 + .0933 = .7333
+    vector, excluded = index.vector_searches[0]
+    assert vector == pytest.approx([2 / 3, 1 / 3]) and excluded == [1, 2]
+    assert [r["id"] for r in trace["arr"]["retrieved"]] == ["d6", "d4"]
+    assert trace["arr"]["excluded"] == ["d1", "d2"]
+    # Table 3's ablations: the query alone (d6 .96, d4 .6) and the answer always (d3, d5)
+    assert [r["id"] for r in trace["arr"]["query_only"]] == ["d6", "d4"]
+    assert [r["id"] for r in trace["arr"]["always_append"]] == ["d3", "d5"]
+    assert index.embedder.calls[0] == [QUERY, f"{QUERY} Lyon"]
+    # second gate: d4 (0.9) beats d6 (0.7); 0.9 > 0.2, so the second answer is returned
+    assert [doc_in(m) for m, _ in backend.feature_requests] == ["d1", "d2", "d6", "d4"]
+    assert doc_in(backend.requests[1].messages) == "d4"
     assert output.text == "Marseille" and trace["chosen"] == "second"
-    assert [r["id"] for r in trace["retrieved"]] == ["d3", "d4"]
-    assert [r["id"] for r in trace["first"]["retrieved"]] == ["d1", "d2"]
+    assert [r["id"] for r in trace["retrieved"]] == ["d4"]
     assert trace["first"]["answer"] == "Lyon" and trace["second"]["answer"] == "Marseille"
-    assert trace["first"]["probabilities"]["reliable"] == 0.2
-    assert trace["second"]["probabilities"]["reliable"] == 0.6
-    assert trace["p_reliable"] == 0.6
-    assert [answer for _, answer in backend.feature_requests] == ["Lyon", "Marseille"]
-    # usage is the sum of both calls (scripted: words of prompt / reply)
+    # usage is the sum of both answers (scripted: words of prompt / reply)
     first, second = (sum(len(m.content.split()) for m in r.messages) for r in backend.requests)
     assert output.usage.prompt_tokens == first + second
     assert output.usage.completion_tokens == 2
 
 
 async def test_a_less_reliable_second_answer_loses_to_the_first() -> None:
-    system, _, _ = build(["Lyon", "Nice"])
+    # d1 0.4 (misleading 0.6): omega = sqrt(.4) / (sqrt(.4) + sqrt(.6)) = .4495;
+    # vector (.5505, .4495): d4 .3303 + .3596 = .690, d6 .5285 + .1259 = .654 -> d4, d6
+    system, _, _ = build(["Lyon", "Nice"], {"d1": 0.4, "d2": 0.1, "d4": 0.3, "d6": 0.35})
     output = await system.respond(task())
+    assert output.trace["omega"] == pytest.approx(0.44949, abs=1e-5)
+    assert [r["id"] for r in output.trace["arr"]["retrieved"]] == ["d4", "d6"]
+    assert output.trace["second"]["label"] == "misleading"
+    assert output.trace["second"]["documents"][1]["id"] == "d6"
+    assert output.trace["second"]["chosen"] == 2  # d6 0.35 > d4 0.3, still below 0.4
     assert output.text == "Lyon" and output.trace["chosen"] == "first"
-    assert [r["id"] for r in output.trace["retrieved"]] == ["d1", "d2"]
-    assert output.trace["second"]["answer"] == "Nice"
+    assert [r["id"] for r in output.trace["retrieved"]] == ["d1"]
 
 
-async def test_omega_scale_changes_the_mix() -> None:
-    system, backend, _ = build(["Lyon", "Marseille"], omega_scale=0.5)
+async def test_tau_changes_omega() -> None:
+    system, _, index = build(["Lyon", "Marseille"],
+                             {"d1": 0.2, "d2": 0.1, "d4": 0.9, "d6": 0.7}, tau=1.0)
     output = await system.respond(task())
-    # omega = 0.5 * 0.8 = 0.4: d1 0.6, d2 0.48 + 0.24 = 0.72, d3 0.4, d4 0.36 + 0.32 = 0.68
-    assert output.trace["omega"] == pytest.approx(0.4)
-    assert output.trace["rerank"]["order"] == ["d2", "d4", "d1", "d3"]
-    assert "text of d4" in last_user(backend.requests[1].messages)
+    assert output.trace["omega"] == pytest.approx(0.2)  # the classifier's own probability
+    assert index.vector_searches[0][0] == pytest.approx([0.8, 0.2])
 
 
-async def test_the_same_documents_again_need_no_second_call() -> None:
-    # omega_scale 0: ranking by the query alone keeps d1, d2 on top; one scripted answer only,
-    # so a second chat call would raise ScriptExhaustedError.
-    system, backend, _ = build(["Lyon"], omega_scale=0.0)
+async def test_ralm_best_answers_from_the_gates_document_without_a_verdict() -> None:
+    system, backend, index = build(["Lyon"], {"d1": 0.2, "d2": 0.1}, re_retrieve=False,
+                                   name="ralm-best")
     output = await system.respond(task())
-    assert output.text == "Lyon" and output.trace["second"] == {"same_documents": True}
-    assert output.trace["omega"] == 0.0 and len(backend.requests) == 1
+    assert output.text == "Lyon" and index.vector_searches == []
+    assert len(backend.requests) == 1 and doc_in(backend.requests[0].messages) == "d1"
+    assert output.trace["adopted"] is False and output.trace["second"] is None
+    assert "tau" not in system.describe()
+
+
+async def test_qa_and_dialogue_have_their_own_gates() -> None:
+    qa_gate = FakeGate()
+    gates = GatesByKind("rilm", {"qa": qa_gate})
+    assert gates(task("qa")) is qa_gate
+    with pytest.raises(SystemSetupError, match="no certainty gate for dialogue") as info:
+        gates(task("dialogue"))
+    assert "dialogue_gate=PATH" in (info.value.hint or "")
 
 
 def test_options_are_checked() -> None:
     llm = LLM(ScriptedBackend([]))
-    with pytest.raises(SystemSetupError, match="candidates"):
-        RiLMSystem(llm, FakeGate(), lambda _t: FakeIndex(FakeEncoder({})), k=5, candidates=3)
-    with pytest.raises(SystemSetupError, match="threshold"):
-        RiLMSystem(llm, FakeGate(), lambda _t: FakeIndex(FakeEncoder({})), threshold=1.5)
+    for bad, match in (({"k": 0}, "k must"), ({"tau": 0.0}, "tau"),
+                       ({"method": "bm26"}, "method")):
+        with pytest.raises(SystemSetupError, match=match):
+            RiLMSystem(llm, lambda _t: FakeGate(), lambda _t: FakeIndex(FakeEncoder([])),
+                       **bad)
 
 
-def test_the_registered_system_needs_a_gate_of_its_own_model(
-    tmp_path: Path, settings: Settings,
+def test_arr_vector_is_the_weighted_sum() -> None:
+    encoder = FakeEncoder(["Lyon"])
+    assert arr_vector(QUERY, "Lyon", 0.25, encoder) == pytest.approx([0.75, 0.25])
+
+
+@pytest.mark.parametrize("name", ["rilm", "ralm-best"])
+def test_the_registered_systems_need_a_gate_of_their_own_model(
+    name: str, tmp_path: Path, settings: Settings,
 ) -> None:
     llm = LLM(ScriptedBackend([], model_id="fake"))
     with pytest.raises(SystemSetupError, match="needs a certainty gate") as info:
-        load_system("rilm", llm, settings, {})
-    assert "train-gate" in str(info.value)
+        load_system(name, llm, settings, {})
+    assert "train-gate" in (info.value.hint or "")
     other = tmp_path / "other.json"
     gate3(model="another-model").save(other)
     with pytest.raises(SystemSetupError, match="another-model"):
-        load_system("rilm", llm, settings, {"gate": str(other)})
+        load_system(name, llm, settings, {"gate": str(other)})
     mine = tmp_path / "mine.json"
     gate3(model="fake").save(mine)
-    system = load_system("rilm", llm, settings, {"gate": str(mine), "k": "3"})
-    described = dict(system.describe())
-    assert described["k"] == 3 and described["candidates"] == 12
+    described = dict(load_system(name, llm, settings, {"gate": str(mine)}).describe())
+    assert described["k"] == 3 and described["method"] == "dense"  # the paper's k
     assert described["gate"].startswith("mine.json@") and len(described["gate"]) == 26
+    assert described.get("tau") == (2.0 if name == "rilm" else None)
 
 
-async def test_rilm_runs_on_a_real_hybrid_index(mini_index: Any) -> None:
-    """The Searcher protocol is what HybridIndex offers: real search, real embedder sims."""
-    backend = ScriptedBackend(["Lyon", "Marseille"], features=features_of, model_id="fake")
-    system = RiLMSystem(LLM(backend), FakeGate(), lambda _task: mini_index, k=2, candidates=6)
+async def test_rilm_on_a_real_hybrid_index(mini_index: Any) -> None:
+    """ARR through HybridIndex.search_vector: checked against cosines computed here."""
     query = "Who won the main event of UFC 245?"
+    everything = mini_index.search(query, len(mini_index), method="dense")
+    assert len(everything) == len(mini_index)
+
+    def features_of(messages: Sequence[Message], answer: str) -> list[float]:
+        return [0.2]  # never adopted: misleading 0.8
+
+    backend = ScriptedBackend(["Kamaru Usman", "Colby Covington"], features=features_of,
+                              model_id="fake")
+    system = RiLMSystem(LLM(backend), lambda _t: FakeGate(), lambda _task: mini_index, k=2)
     sample = Sample(id="s", input=query, metadata={"type": "new", "kind": "qa"})
     output = await system.respond(Task(sample=sample, template="qa",
                                        messages=(Message.user(query),), query=query))
     trace = output.trace
-    assert trace["omega"] == pytest.approx(0.8) and trace["candidates"] == 6
-    expected = [h.passage.id for h in mini_index.search(query, 6)]
-    assert trace["rerank"]["ids"] == expected
-    assert [r["id"] for r in trace["first"]["retrieved"]] == expected[:2]
-    scores = trace["rerank"]["score"]
-    for s, q, qa in zip(scores, trace["rerank"]["sim_q"], trace["rerank"]["sim_qa"],
-                        strict=True):
-        assert -1.0 <= q <= 1.0 and -1.0 <= qa <= 1.0
-        assert s == pytest.approx(0.2 * q + 0.8 * qa)
-    by_id = dict(zip(trace["rerank"]["ids"], scores, strict=True))
-    order = trace["rerank"]["order"]
-    assert [by_id[i] for i in order] == sorted(scores, reverse=True)
-    # A second answer exactly when the re-ranked top 2 differ from the first pass's.
-    same = order[:2] == expected[:2]
-    assert (trace["second"] == {"same_documents": True}) == same
-    assert len(backend.requests) == (1 if same else 2)
-    if not same:
-        assert [r["id"] for r in trace["second"]["retrieved"]] == order[:2]
+    first_ids = [d["id"] for d in trace["first"]["documents"]]
+    assert first_ids == [h.passage.id for h in everything[:2]]  # dense top 2
+    omega = trace["omega"]
+    assert omega == pytest.approx(1 / 3)
+    vectors = mini_index.embedder.encode(
+        [query, f"{query} Kamaru Usman"] + [h.passage.indexed_text for h in everything])
+    q, qa, docs = vectors[0], vectors[1], vectors[2:]
+    scores = (1 - omega) * (docs @ q) + omega * (docs @ qa)
+    expected = [everything[i].passage.id for i in np.argsort(-scores)
+                if everything[i].passage.id not in first_ids][:2]
+    assert [r["id"] for r in trace["arr"]["retrieved"]] == expected
+    assert trace["second"]["answer"] == "Colby Covington"
+    assert trace["chosen"] == "first"  # both at 0.2: a tie keeps the first

@@ -141,7 +141,8 @@ def build(
         "--title", help="Only this article (repeatable).")] = None,
     use_judge: Annotated[bool, typer.Option(
         "--judge/--no-judge", help="Ask the model about sentence pairs similarity cannot "
-        "decide (slow); without, such sentences are left out and recorded.")] = False,
+        "decide, as the paper checks every candidate pair (on by default); --no-judge is the "
+        "fast path: such sentences are left out and recorded.")] = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print the snapshots as JSON.")
                        ] = False,
 ) -> None:
@@ -169,7 +170,7 @@ def update(
     title: Annotated[list[str] | None, typer.Option(
         "--title", help="Only this article (repeatable).")] = None,
     use_judge: Annotated[bool, typer.Option(
-        "--judge/--no-judge", help="As for build.")] = False,
+        "--judge/--no-judge", help="As for build (on by default).")] = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print the snapshot as JSON.")
                        ] = False,
 ) -> None:
@@ -213,31 +214,46 @@ def _run(settings: Settings, err: Console, quiet: bool, work: Callable[..., Any]
 @app.command("train-gate")
 def train_gate_command(
     run_id: Annotated[str, typer.Argument(
-        help="A finished GrowOVER run of a retrieving system (ralm, rilm); id or prefix.",
-        show_default=False)],
+        help="A finished GrowOVER run of ralm (its retrieved documents are the pairs); id or "
+        "prefix.", show_default=False)],
     out_path: Annotated[Path, typer.Option(
         "--out", help="Where to write the gate (JSON).", show_default=False)],
+    snapshot: Annotated[str | None, typer.Option(
+        help="Snapshot to train on (default: the first with changed or new instances, as "
+        "the paper trains on its first update month). Later snapshots are only evaluated.",
+        show_default=False)] = None,
+    kind: Annotated[str, typer.Option(
+        help="qa or dialogue: the paper trains one gate per task.")] = "qa",
+    later: Annotated[bool, typer.Option(
+        help="Report the gate's accuracy on the pairs of later snapshots (out of sample; "
+        "costs one feature pass per pair).")] = True,
     holdout: Annotated[float, typer.Option(
-        help="Share of labelled samples held out to report accuracy on.")] = 0.2,
+        help="Share of the training snapshot's pairs held out (0: train on all, as the paper; "
+        "later snapshots are the test).")] = 0.0,
     seed: Annotated[int, typer.Option(help="Seeds the split and the classifier.")] = 0,
     model: Annotated[str | None, typer.Option(
         help="Model that computes the features (default: the run's model; it must be the "
         "model rilm will answer with).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
-    """Train RiLM's certainty gate on a finished GrowOVER run.
+    """Train RiLM's certainty gate on one snapshot of a finished GrowOVER ralm run.
 
-    QA answers are labelled unchanged+hit: reliable, changed+miss: misleading, new+miss:
-    uncertain; the model's features of each (prompt, answer) train the classifier.
+    Every (question, retrieved document) pair is labelled: unchanged fact and the document
+    holds the evidence: reliable; changed fact, document without it: misleading; new fact,
+    document without it: uncertain. The model's state after each pair's prompt trains the
+    classifier.
     """
     from freshwiki.evaluation import (
-        RalmPrompts,
+        PairPrompts,
         ResultsStore,
         default_results_path,
         train_gate_from_run,
     )
     from freshwiki.llm import open_llm
 
+    if kind not in ("qa", "dialogue"):
+        raise FreshwikiError(f"--kind must be qa or dialogue, not {kind!r}",
+                             hint="pass --kind qa or --kind dialogue.")
     settings = state.resolved().settings
     path = default_results_path(settings)
     if not path.exists():
@@ -246,14 +262,14 @@ def train_gate_command(
     with ResultsStore(path) as store:
         info = store.run_info(run_id)
         spec = model or str(info.config.get("model_spec") or info.model)
-        prompts: RalmPrompts | None = None
+        prompts: PairPrompts | None = None
 
-        def prompt_for(example: Any, output: Any) -> Any:
+        def prompt_for(example: Any) -> Any:
             nonlocal prompts
-            if prompts is None:  # only runs without recorded prompts need the dataset
-                prompts = RalmPrompts(settings, info.benchmark,
+            if prompts is None:
+                prompts = PairPrompts(settings, info.benchmark,
                                       dict(info.config.get("benchmark_options") or {}))
-            return prompts(example, output)
+            return prompts(example)
 
         def progress(done: int, total: int) -> None:
             if not as_json and (done == total or done % 25 == 0):
@@ -262,8 +278,10 @@ def train_gate_command(
         async def main() -> GateTraining:
             llm = open_llm(spec, settings=settings)
             try:
-                return await train_gate_from_run(store, info.run_id, llm, prompt_for=prompt_for,
-                                                 holdout=holdout, seed=seed, progress=progress)
+                return await train_gate_from_run(
+                    store, info.run_id, llm, prompt_for=prompt_for, kind=kind,
+                    snapshot=snapshot, evaluate_later=later, holdout=holdout, seed=seed,
+                    progress=progress)
             finally:
                 await llm.aclose()
 
@@ -279,37 +297,52 @@ def train_gate_command(
 def _print(training: GateTraining, path: Path, out: Console, as_json: bool) -> None:
     from freshwiki.evaluation import label_for
 
-    report = training.report
+    data = training.data
     if as_json:
         out.print_json(json.dumps({
-            "gate": str(path), "run_id": training.data.run_id,
-            "feature_kind": training.gate.feature_kind, "model": training.gate.model,
-            "counts": dict(training.data.counts), "labels": training.data.label_counts,
-            "skipped": dict(training.data.skipped), "report": report.to_dict(),
+            "gate": str(path), "run_id": data.run_id, "kind": data.kind,
+            "snapshot": data.snapshot, "feature_kind": training.gate.feature_kind,
+            "model": training.gate.model, "counts": dict(data.counts),
+            "labels": data.label_counts, "skipped": dict(data.skipped),
+            "report": training.report.to_dict(),
+            "later": None if training.later is None else {
+                "snapshots": data.later_snapshots, **training.later.to_dict(),
+                "by_snapshot": {k: v.to_dict() for k, v in training.later_by_snapshot.items()}},
         }))
         return
-    counts = Table(title=f"samples of run {training.data.run_id} (type, retrieval)")
+    counts = Table(title=f"{data.kind} (question, document) pairs of run {data.run_id}, "
+                   f"snapshot {data.snapshot} (type, document holds the evidence)")
     counts.add_column("type outcome")
-    counts.add_column("samples", justify="right")
+    counts.add_column("pairs", justify="right")
     counts.add_column("label")
-    for key, n in sorted(training.data.counts.items()):
-        kind, _, outcome = key.partition(" ")
-        counts.add_row(key, str(n), label_for(kind, outcome) or "[dim]unused[/dim]")
-    for reason, n in sorted(training.data.skipped.items()):
+    for key, n in sorted(data.counts.items()):
+        itype, _, outcome = key.partition(" ")
+        counts.add_row(key, str(n), label_for(itype, outcome) or "[dim]unused[/dim]")
+    for reason, n in sorted(data.skipped.items()):
         counts.add_row(f"[dim]{escape(reason)}[/dim]", str(n), "[dim]skipped[/dim]")
     out.print(counts)
-    accuracy = "n/a" if report.accuracy is None else f"{report.accuracy:.3f}"
-    out.print(f"trained on {report.n_train}, held out {report.n_test}: accuracy {accuracy}",
+    reports = [("held out of the training snapshot", training.report)]
+    if training.later is not None:
+        reports.append((f"later snapshots {', '.join(data.later_snapshots)} (out of sample)",
+                        training.later))
+    out.print(f"trained on {training.report.n_train} pairs of snapshot {data.snapshot}",
               highlight=False)
-    confusion = Table(title="held-out confusion (rows: true, columns: predicted)")
-    confusion.add_column("")
-    for c in report.classes:
-        confusion.add_column(c, justify="right")
-    confusion.add_column("recall", justify="right")
-    for c, row in zip(report.classes, report.confusion, strict=True):
-        recall = report.recall.get(c)
-        confusion.add_row(c, *map(str, row), "n/a" if recall is None else f"{recall:.3f}")
-    out.print(confusion)
+    for title, report in reports:
+        if not report.n_test:
+            continue
+        accuracy = "n/a" if report.accuracy is None else f"{report.accuracy:.3f}"
+        confusion = Table(title=f"{title}: {report.n_test} pairs, accuracy {accuracy} "
+                          "(rows: true, columns: predicted)")
+        confusion.add_column("")
+        for c in report.classes:
+            confusion.add_column(c, justify="right")
+        confusion.add_column("recall", justify="right")
+        for c, row in zip(report.classes, report.confusion, strict=True):
+            recall = report.recall.get(c)
+            confusion.add_row(c, *map(str, row), "n/a" if recall is None else f"{recall:.3f}")
+        out.print(confusion)
+    option = "gate" if data.kind == "qa" else "dialogue_gate"
     out.print(f"gate ({training.gate.feature_kind}, {escape(training.gate.model)}) written to "
               f"{escape(str(path))}; use it with `freshwiki eval growover --system rilm "
-              f"--option gate={escape(str(path))}`", soft_wrap=True, highlight=False)
+              f"--option {option}={escape(str(path))}` on the snapshots after "
+              f"{data.snapshot}", soft_wrap=True, highlight=False)

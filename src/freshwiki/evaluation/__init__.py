@@ -6,7 +6,7 @@ on hand-built results without running a model.
 
 from freshwiki.evaluation._gate_training import (
     GateTraining,
-    RalmPrompts,
+    PairPrompts,
     label_for,
     train_gate_from_run,
 )
@@ -46,8 +46,8 @@ __all__ = [
     "GateTraining",
     "GroupSummary",
     "Interval",
+    "PairPrompts",
     "PairedComparison",
-    "RalmPrompts",
     "ResultsStore",
     "RunInfo",
     "RunOverview",

@@ -1,28 +1,31 @@
-"""Training data for the RiLM certainty gate, from a finished GrowOVER run in the results store.
+"""Training data for the RiLM certainty gate, from a finished GrowOVER ralm run (GrowOVER §4.1).
 
-The benchmark labels answers without any annotation, from two facts per QA sample: its
-instance ``type`` (sample metadata) and whether the system retrieved the evidence (the
-``growover-hit`` score):
+The gate reads one (query, document) prompt at a time, so its examples are pairs: every
+document the run retrieved for a sample, labelled from the sample's instance ``type``
+(metadata) and whether *that document* holds the sample's evidence:
 
-============  ========  ==============
-type          evidence  label
-============  ========  ==============
-unchanged     hit       ``reliable``
-changed       miss      ``misleading``
-new           miss      ``uncertain``
-============  ========  ==============
+============  ==================  ==============
+type          document            label
+============  ==================  ==============
+unchanged     holds the evidence  ``reliable``
+changed       does not            ``misleading``
+new           does not            ``uncertain``
+============  ==================  ==============
 
 An unchanged fact with its evidence in context is what a trustworthy answer looks like; a
 changed fact without its (new) evidence invites the stale answer the model memorised; a new
-fact without evidence is something the model cannot know. Every other combination
-(``initial`` samples, unchanged misses, changed and new hits) is not used but counted, and so
-are samples without a retrieval trace (``no-retrieval``), dialogue turns and failed outputs.
+fact without evidence is something the model cannot know. Every other pair (``initial``
+samples, unchanged facts with an unrelated document, changed and new facts with their
+evidence) is not used but counted, and so are samples without a retrieval trace.
 
-Each labelled sample's features are computed by the model for the prompt the system saw and
-the answer it gave: the prompt recorded in ``Output.trace["messages"]`` when the system kept
-it (``rilm`` does), otherwise rebuilt exactly as ``ralm`` built it: the benchmark's task for
-the sample, with the recorded ``retrieved`` passages (looked up by id in the sample's snapshot
-index) put in context by :func:`freshwiki.systems.rag.context_messages`.
+**Out of sample, as the paper:** the gate is trained on one snapshot only, by default the
+first update snapshot (the first with changed or new instances; the paper's September), and
+its accuracy is reported on the pairs of every later snapshot, which the systems are then
+evaluated on. Nothing of a later snapshot is seen in training.
+
+The features of a pair are the model's last hidden state after the prompt that puts the one
+document into the benchmark's task (:func:`freshwiki.systems.rag.context_messages`, as
+``rilm`` builds it), before any answer.
 """
 
 from __future__ import annotations
@@ -46,7 +49,6 @@ from freshwiki.systems.rilm import (
 )
 
 if TYPE_CHECKING:
-    from freshwiki.benchmarks import Output
     from freshwiki.config import Settings
 
 HIT_SCORER = "growover-hit"
@@ -55,7 +57,8 @@ LABELS: Mapping[tuple[str, str], str] = {
     ("changed", "miss"): MISLEADING,
     ("new", "miss"): UNCERTAIN,
 }
-"""(instance type, retrieval outcome) -> gate class; any other pair is unused."""
+"""(instance type, does the document hold the evidence) -> gate class; other pairs unused."""
+UPDATE_TYPES = ("changed", "new")
 
 
 class GateTrainingError(FreshwikiError):
@@ -63,37 +66,34 @@ class GateTrainingError(FreshwikiError):
 
 
 def label_for(instance_type: str, outcome: str) -> str | None:
-    """The gate class of a sample, or ``None`` when the rule does not use it.
+    """The gate class of a (sample, document) pair, or ``None`` when the rule does not use it.
 
     Args:
         instance_type: ``initial``, ``unchanged``, ``new`` or ``changed`` (case-insensitive).
-        outcome: The ``growover-hit`` label: ``hit``, ``miss`` or ``no-retrieval``.
+        outcome: ``hit`` (the document holds the evidence) or ``miss``.
     """
     return LABELS.get((instance_type.strip().lower(), outcome.strip().lower()))
 
 
-def outcome_of(value: float, label: str | None) -> str:
-    """``hit``/``miss``/``no-retrieval`` of a ``growover-hit`` score (label, else value)."""
-    if label in ("hit", "miss", "no-retrieval"):
-        return label
-    return "hit" if value >= 1.0 else "miss"
-
-
 @dataclass(frozen=True)
 class Example:
-    """One labelled answer.
+    """One labelled (sample, document) pair.
 
     Attributes:
         sample_id: The sample.
         template: The template it was rendered with.
         instance_type: Its ``type``.
-        outcome: ``hit`` or ``miss``.
+        snapshot: Its snapshot label.
+        passage_id: The retrieved document.
+        outcome: ``hit`` (the document holds the evidence) or ``miss``.
         label: The gate class.
     """
 
     sample_id: str
     template: str
     instance_type: str
+    snapshot: str
+    passage_id: str
     outcome: str
     label: str
 
@@ -104,35 +104,51 @@ class TrainingSet:
 
     Attributes:
         run_id: The run read.
-        examples: The labelled samples, in sample order.
-        counts: Every QA sample with a hit score, by ``"type outcome"`` (used or not).
-        skipped: Samples left out before labelling, by reason (dialogue turns, no output).
+        kind: ``qa`` or ``dialogue``: the paper trains one gate per task.
+        snapshot: The snapshot trained on.
+        examples: The labelled pairs of that snapshot, in sample order.
+        later: The labelled pairs of later snapshots (the out-of-sample report).
+        counts: Every pair of the training snapshot by ``"type outcome"`` (used or not).
+        skipped: What was left out before labelling, by reason.
     """
 
     run_id: str
+    kind: str
+    snapshot: str
     examples: tuple[Example, ...]
-    counts: Mapping[str, int]
+    later: tuple[Example, ...] = ()
+    counts: Mapping[str, int] = field(default_factory=dict)
     skipped: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def label_counts(self) -> dict[str, int]:
-        """Examples per gate class."""
+        """Training pairs per gate class."""
         return dict(Counter(e.label for e in self.examples))
 
+    @property
+    def later_snapshots(self) -> list[str]:
+        """The snapshots of :attr:`later`, in order."""
+        return list(dict.fromkeys(e.snapshot for e in self.later))
 
-def collect_examples(store: ResultsStore, run_id: str, *,
+
+def collect_examples(store: ResultsStore, run_id: str, *, kind: str = "qa",
+                     snapshot: str | None = None,
                      hit_scorer: str = HIT_SCORER) -> TrainingSet:
-    """Label the QA samples of a run by the rule of the module docstring.
+    """Label the (sample, document) pairs of a run by the rule of the module docstring.
+
+    Args:
+        store: The results store.
+        run_id: The run (id or prefix).
+        kind: Sample kind to use (``qa`` or ``dialogue``).
+        snapshot: Snapshot to train on; default the first with changed or new instances.
+        hit_scorer: The scorer whose items list the run's samples.
 
     Raises:
         UnknownRunError: no such run.
-        GateTrainingError: the run has no ``growover-hit`` scores (not a GrowOVER run of a
-            retrieving system, or not scored yet).
+        GateTrainingError: the run has no ``growover-hit`` scores, no sample of ``kind``, or
+            no such snapshot.
     """
     results = store.load_run(run_id)
-    counts: Counter[str] = Counter()
-    skipped: Counter[str] = Counter()
-    examples: list[Example] = []
     scored = [item for item in results.items if item.scorer == hit_scorer]
     if not scored:
         raise GateTrainingError(
@@ -140,38 +156,73 @@ def collect_examples(store: ResultsStore, run_id: str, *,
             hint="train on a finished `freshwiki eval growover --system ralm` run (its "
             "default scorers include growover-hit).",
         )
+    skipped: Counter[str] = Counter()
+    mine = []
     for item in scored:
-        kind = str(item.metadata.get("kind", "qa"))
-        if kind != "qa":
-            skipped[f"{kind} sample"] += 1
+        item_kind = str(item.metadata.get("kind", "qa"))
+        if item_kind != kind:
+            skipped[f"{item_kind} sample"] += 1
+        else:
+            mine.append(item)
+    order: dict[str, int] = {}
+    for item in mine:
+        label = str(item.metadata.get("snapshot", ""))
+        order.setdefault(label, int(item.metadata.get("snapshot_number", len(order))))
+    snapshots = sorted(order, key=lambda s: (order[s], s))
+    if not snapshots:
+        raise GateTrainingError(f"run {results.info.run_id} has no {kind} samples",
+                                hint="pass --kind for the kind the run holds.")
+    if snapshot is None:
+        updates = [s for s in snapshots if any(
+            str(i.metadata.get("type", "")).lower() in UPDATE_TYPES
+            and str(i.metadata.get("snapshot", "")) == s for i in mine)]
+        if not updates:
+            raise GateTrainingError(
+                f"run {results.info.run_id} has no changed or new {kind} instances",
+                hint="a gate needs an update snapshot: build the dataset with at least two "
+                "snapshots.")
+        snapshot = updates[0]
+    elif snapshot not in order:
+        raise GateTrainingError(f"run {results.info.run_id} has no snapshot {snapshot!r}",
+                                hint=f"its snapshots: {', '.join(snapshots)}.")
+    chosen: str = snapshot
+    position = snapshots.index(chosen)
+    counts: Counter[str] = Counter()
+    train: list[Example] = []
+    later: list[Example] = []
+    for item in mine:
+        at = snapshots.index(str(item.metadata.get("snapshot", "")))
+        if at < position:
+            skipped["sample of an earlier snapshot"] += 1
             continue
+        output = store.get_output(results.info.run_id, item.sample_id, item.template)
+        retrieved = None if output is None else output.trace.get("retrieved")
+        if not retrieved:
+            skipped["sample without retrieved documents"] += 1
+            continue
+        evidence = {str(p) for p in item.metadata.get("evidence_passages", ())}
         instance_type = str(item.metadata.get("type", "")).lower() or "untyped"
-        outcome = outcome_of(item.value, item.label)
-        counts[f"{instance_type} {outcome}"] += 1
-        label = label_for(instance_type, outcome)
-        if label is not None:
-            examples.append(Example(item.sample_id, item.template, instance_type, outcome,
-                                    label))
-    return TrainingSet(results.info.run_id, tuple(examples), dict(counts), dict(skipped))
+        for doc in retrieved:
+            pid = str(doc["id"])
+            outcome = "hit" if pid in evidence else "miss"
+            if at == position:
+                counts[f"{instance_type} {outcome}"] += 1
+            gate_class = label_for(instance_type, outcome)
+            if gate_class is None:
+                continue
+            example = Example(item.sample_id, item.template, instance_type,
+                              snapshots[at], pid, outcome, gate_class)
+            (train if at == position else later).append(example)
+    return TrainingSet(results.info.run_id, kind, chosen, tuple(train), tuple(later),
+                       dict(counts), dict(skipped))
 
 
-PromptFor = Callable[[Example, "Output"], Sequence[Message]]
-"""The messages the system sent for an example, given its stored output."""
+PromptFor = Callable[[Example], Sequence[Message]]
+"""The (query, document) prompt of a pair, as ``rilm`` builds it."""
 
 
-def recorded_prompt(output: Output) -> list[Message] | None:
-    """The prompt a system kept in ``trace["messages"]`` (``[{"role", "content"}, ...]``)."""
-    raw = output.trace.get("messages")
-    if not isinstance(raw, list) or not raw:
-        return None
-    try:
-        return [Message(m["role"], str(m["content"])) for m in raw]
-    except (KeyError, TypeError):
-        return None
-
-
-class RalmPrompts:
-    """Rebuilds the prompts of a ``ralm`` run: benchmark task + recorded passages in context.
+class PairPrompts:
+    """Rebuilds a pair's prompt: the benchmark's task with that one document in context.
 
     Args:
         settings: Where the dataset and the embedding cache live.
@@ -182,19 +233,18 @@ class RalmPrompts:
     def __init__(self, settings: Settings, benchmark: str,
                  options: Mapping[str, Any]) -> None:
         from freshwiki.benchmarks import load_benchmark
-        from freshwiki.benchmarks.growover import SnapshotIndexes
+        from freshwiki.retrieval import SnapshotIndexes
 
         self._benchmark = load_benchmark(benchmark, settings, options)
         self._samples = {s.id: s for s in self._benchmark.samples()}
         self._indexes = SnapshotIndexes(settings=settings)
 
-    def __call__(self, example: Example, output: Output) -> list[Message]:
-        """The messages ``ralm`` sent for ``example``.
+    def __call__(self, example: Example) -> list[Message]:
+        """The messages ``rilm`` would build for ``example``'s sample and document.
 
         Raises:
-            GateTrainingError: the sample or a recorded passage no longer exists.
+            GateTrainingError: the sample or the document no longer exists.
         """
-        from freshwiki.benchmarks.growover import growover_retriever
         from freshwiki.retrieval import SearchHit
         from freshwiki.systems.rag import context_messages
 
@@ -204,18 +254,14 @@ class RalmPrompts:
                 f"sample {example.sample_id} of the run is not in the dataset any more",
                 hint="train on a run of the dataset as it is now.")
         task = self._benchmark.render(sample, example.template)
-        index = growover_retriever(sample, self._indexes)
-        hits = []
-        for rank, item in enumerate(output.trace.get("retrieved") or (), start=1):
-            passage = index.passage(str(item["id"]))
-            if passage is None:
-                raise GateTrainingError(
-                    f"passage {item['id']} retrieved for {example.sample_id} is not in its "
-                    "snapshot index any more", hint="train on a run of the current dataset.")
-            score = float(item.get("score") or 0.0)
-            hits.append(SearchHit(passage=passage, score=score, rank=rank, key=-1,
-                                  fused_score=score))
-        return list(context_messages(task.messages, hits))
+        index = self._indexes.get(str(sample.metadata.get("index", "")))
+        passage = index.passage(example.passage_id)
+        if passage is None:
+            raise GateTrainingError(
+                f"passage {example.passage_id} retrieved for {example.sample_id} is not in "
+                "its snapshot index any more", hint="train on a run of the current dataset.")
+        hit = SearchHit(passage=passage, score=0.0, rank=1, key=-1, fused_score=0.0)
+        return list(context_messages(task.messages, [hit]))
 
     def close(self) -> None:
         """Close the snapshot indexes."""
@@ -227,54 +273,44 @@ class GateTraining:
     """A trained gate and how it came about.
 
     Attributes:
-        gate: The gate (trained on the training split).
-        report: Held-out accuracy, recall and confusion.
-        data: The labelled samples and the counts of every (type, outcome).
+        gate: The gate (trained on the training snapshot's pairs).
+        report: Held-out report inside the training snapshot (empty with ``holdout`` 0).
+        later: Report on the pairs of later snapshots (out of sample), ``None`` without any.
+        later_by_snapshot: The same per later snapshot.
+        data: The labelled pairs and the counts.
     """
 
     gate: CertaintyGate
     report: GateReport
+    later: GateReport | None
+    later_by_snapshot: Mapping[str, GateReport]
     data: TrainingSet
 
 
 async def example_features(
     llm: LLM,
-    store: ResultsStore,
-    data: TrainingSet,
-    prompt_for: PromptFor | None = None,
+    examples: Sequence[Example],
+    prompt_for: PromptFor,
     *,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[FeatureVector]:
-    """The model's features for each example's (prompt, answer), in example order.
-
-    The prompt is ``trace["messages"]`` when recorded, else ``prompt_for``'s.
+    """The model's state after each pair's prompt (no answer), in example order.
 
     Raises:
-        GateTrainingError: an example has no stored output, or its prompt is neither
-            recorded nor rebuildable.
+        GateTrainingError: a prompt cannot be rebuilt.
     """
     done = 0
 
     async def one(example: Example) -> FeatureVector:
         nonlocal done
-        output = store.get_output(data.run_id, example.sample_id, example.template)
-        if output is None:
-            raise GateTrainingError(f"no stored output for {example.sample_id}",
-                                    hint="resume the run until it is complete.")
-        messages = recorded_prompt(output)
-        if messages is None:
-            if prompt_for is None:
-                raise GateTrainingError(
-                    f"the output of {example.sample_id} does not record its prompt",
-                    hint="train on a run of ralm or rilm on the growover benchmark.")
-            messages = list(await asyncio.to_thread(prompt_for, example, output))
-        vector = await llm.features(messages, output.text, tag="train-gate")
+        messages = list(await asyncio.to_thread(prompt_for, example))
+        vector = await llm.features(messages, "", tag="train-gate")
         done += 1
         if progress is not None:
-            progress(done, len(data.examples))
+            progress(done, len(examples))
         return vector
 
-    return list(await asyncio.gather(*(one(e) for e in data.examples)))
+    return list(await asyncio.gather(*(one(e) for e in examples)))
 
 
 async def train_gate_from_run(
@@ -282,32 +318,55 @@ async def train_gate_from_run(
     run_id: str,
     llm: LLM,
     *,
-    prompt_for: PromptFor | None = None,
-    holdout: float = 0.2,
+    prompt_for: PromptFor,
+    kind: str = "qa",
+    snapshot: str | None = None,
+    evaluate_later: bool = True,
+    holdout: float = 0.0,
     seed: int = 0,
     progress: Callable[[int, int], None] | None = None,
 ) -> GateTraining:
-    """Label a run, compute the features with ``llm``, train and evaluate a gate.
+    """Label a run's pairs, compute the features with ``llm``, train on one snapshot.
 
-    ``llm`` must be the model that answered in the run: the gate learns how *that* model's
-    features look when it is right or wrong.
+    ``llm`` must be the model that will answer in ``rilm``: the gate learns how *that*
+    model's states look.
 
     Raises:
         GateTrainingError: the run cannot provide examples (see :func:`collect_examples`).
         GateError: too few examples or classes to train.
     """
-    data = collect_examples(store, run_id)
+    import numpy as np
+
+    data = collect_examples(store, run_id, kind=kind, snapshot=snapshot)
     if not data.examples:
         raise GateTrainingError(
-            f"run {data.run_id} has no sample the labelling rule uses "
-            f"(type/outcome counts: {dict(data.counts)})",
-            hint="a gate needs unchanged hits and changed or new misses: use a run over "
-            "several snapshots of a larger dataset.",
+            f"run {data.run_id} has no {kind} pair the labelling rule uses in snapshot "
+            f"{data.snapshot} (type/outcome counts: {dict(data.counts)})",
+            hint="a gate needs unchanged facts with their evidence retrieved and changed or "
+            "new facts without: use a larger dataset or another --snapshot.",
         )
-    features = await example_features(llm, store, data, prompt_for, progress=progress)
+    pairs = list(data.examples) + (list(data.later) if evaluate_later else [])
+    features = await example_features(llm, pairs, prompt_for, progress=progress)
+    train_features = features[: len(data.examples)]
     gate, report = train_gate(
-        features, [e.label for e in data.examples], holdout=holdout, seed=seed,
-        extra={"run_id": data.run_id, "counts": dict(data.counts),
-               "label_counts": data.label_counts},
+        train_features, [e.label for e in data.examples], holdout=holdout, seed=seed,
+        extra={"run_id": data.run_id, "kind": kind, "snapshot": data.snapshot,
+               "unit": "query-document prompt, last hidden state before the answer",
+               "counts": dict(data.counts), "label_counts": data.label_counts},
     )
-    return GateTraining(gate, report, data)
+    later: GateReport | None = None
+    by_snapshot: dict[str, GateReport] = {}
+    if evaluate_later and data.later:
+        rest = features[len(data.examples):]
+
+        def matrix(rows: Sequence[FeatureVector]) -> Any:
+            return np.asarray([f.values for f in rows], dtype=np.float64)
+
+        later = gate.evaluate(matrix(rest), [e.label for e in data.later])
+        for label in data.later_snapshots:
+            keep = [i for i, e in enumerate(data.later) if e.snapshot == label]
+            by_snapshot[label] = gate.evaluate(matrix([rest[i] for i in keep]),
+                                               [data.later[i].label for i in keep])
+        gate = CertaintyGate(**{**gate.__dict__, "training": {
+            **gate.training, "later": {"snapshots": data.later_snapshots, **later.to_dict()}}})
+    return GateTraining(gate, report, later, by_snapshot, data)

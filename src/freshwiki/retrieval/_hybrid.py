@@ -511,6 +511,45 @@ class HybridIndex:
                      for rank, (key, score) in enumerate(dense_hits, start=1)]
         return self._finish(fused, k, pool, intent)
 
+    def search_vector(
+        self,
+        vector: Sequence[float] | np.ndarray[Any, Any],
+        k: int = 5,
+        *,
+        exclude: Iterable[int] = (),
+    ) -> list[SearchHit]:
+        """The ``k`` passages whose dense vectors have the largest inner product with ``vector``.
+
+        For callers that score documents by a mix of embeddings no text query expresses
+        (RiLM's re-retrieval ranks the whole index by ``(1 - ω)·cos(q, d) + ω·cos(q ⊕ a, d)``,
+        which is the inner product of ``d`` with ``(1 - ω)·e(q) + ω·e(q ⊕ a)``). The vector
+        need not be of unit length: only the order matters.
+
+        Args:
+            vector: A vector of the index's embedding dimension.
+            k: Number of hits.
+            exclude: Index keys (:attr:`SearchHit.key`) never to return, e.g. the documents a
+                first search already gave.
+
+        Raises:
+            RetrievalError: ``k < 1`` or a vector of the wrong dimension.
+        """
+        if k < 1:
+            raise RetrievalError(f"k must be at least 1, got {k}")
+        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if query.shape[0] != self._dense.dimension:
+            raise RetrievalError(
+                f"a {query.shape[0]}-d vector cannot search this {self._dense.dimension}-d "
+                "dense index", hint="embed with the index's own embedder (index.embedder).")
+        if len(self) == 0:
+            return []
+        skip = set(exclude)
+        hits = [(key, score) for key, score in self._dense.search(query, k + len(skip))
+                if key not in skip][:k]
+        fused = [Fused(key, score, (None, rank), (None, score))
+                 for rank, (key, score) in enumerate(hits, start=1)]
+        return self._finish(fused, k, k, TimeIntent.parse(None))
+
     def _finish(
         self, fused: list[Fused], k: int, pool: int, intent: TimeIntent
     ) -> list[SearchHit]:

@@ -22,7 +22,7 @@ BUILTIN_SYSTEMS: Mapping[str, str] = {
     "grounded": "freshwiki.systems.grounded:grounded_system",
     "rag": "freshwiki.systems.rag:rag_system",
     "ralm": "freshwiki.systems.ralm:ralm_system",
-    "ralm-best": "freshwiki.systems.ralm:ralm_best_system",
+    "ralm-best": "freshwiki.systems.rilm:ralm_best_system",
     "rilm": "freshwiki.systems.rilm:rilm_system",
     "search-agent": "freshwiki.systems.search_agent:search_agent_system",
     "vanilla": "freshwiki.systems.vanilla:vanilla_system",

@@ -6,12 +6,14 @@ snapshot's index folder, opened once per path and shared (see
 :class:`freshwiki.retrieval.SnapshotIndexes`). Outside GrowOVER, a sample without
 that key falls back to the named index of option ``index`` (as ``rag`` does).
 
-* ``ralm``: the top ``k`` passages (option ``k``, default 5), concatenated before the
-  question (the rag system's context prompt), in rank order.
-* ``ralm-best``: only the single best passage: GrowOVER's "RaLM with the best document",
-  which isolates whether the top-ranked passage alone carries the answer.
+``ralm``: the top ``k`` passages (option ``k``, default 3 as GrowOVER §5), concatenated
+before the question (the rag system's context prompt), in rank order. The search is dense
+(option ``method``, default ``dense``: GrowOVER retrieves with sentence-BERT embeddings, as our
+dense index does; ``hybrid`` adds BM25 fusion). GrowOVER's RaLM-best, which answers from the
+document a certainty classifier picks, needs that classifier and lives with it in
+:mod:`freshwiki.systems.rilm`; ``--option k=1`` here gives plain top-1.
 
-Both record ``Output.trace["retrieved"]``: per passage its rank, id, title, text, score and
+It records ``Output.trace["retrieved"]``: per passage its rank, id, title, text, score and
 the sentence indices it holds, which ``growover-hit`` scores against the evidence.
 """
 
@@ -32,9 +34,11 @@ from freshwiki.systems.rag import context_messages
 
 if TYPE_CHECKING:
     from freshwiki.config import Settings
-    from freshwiki.retrieval import HybridIndex
+    from freshwiki.retrieval import HybridIndex, Method
 
-DEFAULTS: Mapping[str, Any] = {"k": 5, "index": ""}
+
+DEFAULTS: Mapping[str, Any] = {"k": 3, "index": "", "method": "dense"}
+METHODS = ("dense", "hybrid")
 
 
 class RalmSystem:
@@ -44,17 +48,23 @@ class RalmSystem:
         llm: The model that answers.
         settings: Where a fallback named index lives.
         k: Passages put in context.
-        name: Registry name (``ralm`` or ``ralm-best``).
+        name: Registry name.
+        method: Search method, ``dense`` (the paper's) or ``hybrid``.
         index_name: Fallback index for samples without ``metadata["index"]`` (``""``: none).
         indexes: The snapshot-index cache (default: one of its own, closed by
             :meth:`aclose`, with the default embedder of ``settings``).
     """
 
-    def __init__(self, llm: LLM, settings: Settings, *, k: int = 5, name: str = "ralm",
-                 index_name: str = "", indexes: SnapshotIndexes | None = None) -> None:
+    def __init__(self, llm: LLM, settings: Settings, *, k: int = 3, name: str = "ralm",
+                 index_name: str = "", indexes: SnapshotIndexes | None = None,
+                 method: str = "dense") -> None:
         if k < 1:
             raise SystemSetupError(f"system {name!r}: k must be at least 1, got {k}",
-                                   hint="pass e.g. --option k=5.")
+                                   hint="pass e.g. --option k=3.")
+        if method not in METHODS:
+            raise SystemSetupError(f"system {name!r}: unknown method {method!r}",
+                                   hint=f"use one of {', '.join(METHODS)}.")
+        self.method: Method = "hybrid" if method == "hybrid" else "dense"
         self.name = name
         self.llm = llm
         self.k = k
@@ -65,7 +75,8 @@ class RalmSystem:
 
     def describe(self) -> Mapping[str, Any]:
         """The number of passages and the fallback index: what decides what the model sees."""
-        return {"k": self.k, "index": self.index_name or "per-sample snapshot index"}
+        return {"k": self.k, "index": self.index_name or "per-sample snapshot index",
+                "method": self.method}
 
     async def _index(self, task: Task) -> HybridIndex:
         path = task.sample.metadata.get("index")
@@ -88,7 +99,7 @@ class RalmSystem:
         """Search for ``task.query`` in the snapshot's index, then one chat call."""
         started = time.perf_counter()
         index = await self._index(task)
-        hits = await asyncio.to_thread(index.search, task.query, self.k)
+        hits = await asyncio.to_thread(index.search, task.query, self.k, method=self.method)
         retrieval_s = time.perf_counter() - started
         result = await self.llm.chat(
             context_messages(task.messages, hits), max_tokens=task.max_tokens,
@@ -122,10 +133,5 @@ class RalmSystem:
 def ralm_system(llm: LLM, settings: Settings, options: Mapping[str, Any]) -> System:
     """``ralm``: the top ``k`` passages of the sample's snapshot index in context."""
     values = read_options("ralm", options, DEFAULTS)
-    return RalmSystem(llm, settings, k=values["k"], name="ralm", index_name=values["index"])
-
-
-def ralm_best_system(llm: LLM, settings: Settings, options: Mapping[str, Any]) -> System:
-    """``ralm-best``: only the single best passage of the snapshot index in context."""
-    values = read_options("ralm-best", options, {"index": ""})
-    return RalmSystem(llm, settings, k=1, name="ralm-best", index_name=values["index"])
+    return RalmSystem(llm, settings, k=values["k"], name="ralm", index_name=values["index"],
+                      method=values["method"])

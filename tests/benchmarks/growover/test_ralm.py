@@ -28,9 +28,11 @@ def hit(rank: int, pid: str, text: str) -> SearchHit:
 class FakeIndex:
     def __init__(self) -> None:
         self.queries: list[tuple[str, int]] = []
+        self.methods: list[str] = []
 
-    def search(self, query: str, k: int = 5, **_: Any) -> list[SearchHit]:
+    def search(self, query: str, k: int = 5, **options: Any) -> list[SearchHit]:
         self.queries.append((query, k))
+        self.methods.append(options.get("method", "hybrid"))
         return [hit(r, f"p{r}", f"Passage number {r}.") for r in range(1, 4)][:k]
 
 
@@ -58,15 +60,15 @@ def run(system: RalmSystem, t: Task) -> Any:
     return asyncio.run(system.respond(t))
 
 
-@pytest.mark.parametrize(("name", "k"), [("ralm", 2), ("ralm-best", 1)])
+@pytest.mark.parametrize("k", [2, 1])
 def test_ralm_puts_the_top_passages_before_the_question_and_traces_them(
-        settings: Settings, name: str, k: int) -> None:
+        settings: Settings, k: int) -> None:
     backend = ScriptedBackend(["3"])
     indexes = FakeIndexes()
-    system = RalmSystem(LLM(backend), settings, k=k, name=name,
-                        indexes=indexes)  # type: ignore[arg-type]
+    system = RalmSystem(LLM(backend), settings, k=k, indexes=indexes)  # type: ignore[arg-type]
     out = run(system, task())
     assert indexes.paths == ["/snap/index"] and indexes.index.queries == [("How many?", k)]
+    assert indexes.index.methods == ["dense"]  # GrowOVER retrieves by sentence embeddings
     prompt = backend.requests[0].messages[-1].content
     shown = [f"Passage number {r}." for r in range(1, 4)]
     assert [s in prompt for s in shown] == [r <= k for r in range(1, 4)]
@@ -84,10 +86,14 @@ def test_a_sample_without_a_snapshot_index_stops_the_run(settings: Settings) -> 
 
 def test_systems_are_registered_with_their_options(settings: Settings) -> None:
     llm = LLM(ScriptedBackend([]))
-    assert load_system("ralm", llm, settings, {"k": 3}).describe()["k"] == 3
-    assert load_system("ralm-best", llm, settings).describe()["k"] == 1
-    with pytest.raises(SystemSetupError, match="has no option 'k'"):
-        load_system("ralm-best", llm, settings, {"k": 3})
+    assert load_system("ralm", llm, settings).describe()["k"] == 3  # the paper's k
+    assert load_system("ralm", llm, settings, {"k": 5}).describe()["k"] == 5
+    assert load_system("ralm", llm, settings, {"method": "hybrid"}).describe()["method"] == (
+        "hybrid")
+    with pytest.raises(SystemSetupError, match="unknown method"):
+        load_system("ralm", llm, settings, {"method": "bm26"})
+    with pytest.raises(SystemSetupError, match="has no option 'kk'"):
+        load_system("ralm", llm, settings, {"kk": 3})
 
 
 def test_dialogue_turns_render_history_and_query() -> None:

@@ -1,13 +1,16 @@
-"""RiLM: a retrieval-interactive LM whose answers pass a certainty gate.
+"""RiLM and RaLM-best: GrowOVER's certainty gate over (query, document) prompts (§4).
 
-A classifier over the answering model's own features (hidden states of local models,
-logprob summaries over HTTP) says whether an answer is ``reliable``, ``misleading`` or
-``uncertain``; an answer the gate does not trust triggers a re-retrieval steered by the
-answer, and the more trusted of the two answers is returned. The gate is trained on labels
-a GrowOVER run of a retrieving system provides (``freshwiki growover train-gate``; see
-:mod:`freshwiki.evaluation._gate_training`): an unchanged fact whose evidence was retrieved is
-``reliable``, a changed fact whose evidence was missed ``misleading``, a new fact whose
-evidence was missed ``uncertain``.
+A classifier over the answering model's last hidden state after a prompt holding the question
+and one document says whether an answer from that document would be ``reliable``,
+``misleading`` or ``uncertain``. ``ralm-best`` answers from the document the classifier rates
+most reliable; ``rilm`` adopts that answer only when the classifier's verdict is ``reliable``,
+else re-retrieves with the answer weighted by its reliability and keeps the more reliable of
+the two answers. The gate is trained on the labels a GrowOVER run of ``ralm`` provides, on the
+first update month only (``freshwiki growover train-gate``; see
+:mod:`freshwiki.evaluation._gate_training`): a (query, document) pair of an unchanged fact
+whose document holds the evidence is ``reliable``, of a changed fact whose document does not
+``misleading``, of a new fact whose document does not ``uncertain``. QA and dialogue each have
+their own gate, as in the paper.
 
 ``freshwiki eval growover --system rilm --option gate=PATH`` runs it; see
 :mod:`freshwiki.systems.rilm._system` for the flow and options, and
@@ -35,16 +38,21 @@ from freshwiki.systems.rilm._gate import (
     train_gate,
 )
 from freshwiki.systems.rilm._system import (
+    BEST_NAME,
+    METHODS,
+    NAME,
+    TAU,
+    Candidate,
     Gate,
+    GateFor,
     Pass,
     PromptBuilder,
     RiLMSystem,
     Searcher,
     SearcherFor,
     TextEncoder,
+    arr_vector,
     load_gate_for,
-    omega_for,
-    rerank,
     retrieved_trace,
 )
 
@@ -54,8 +62,9 @@ if TYPE_CHECKING:
     from freshwiki.seams import Task
 
 DEFAULTS: Mapping[str, Any] = {
-    "gate": "", "k": 5, "threshold": 0.5, "omega_scale": 1.0, "candidates": 0,
+    "gate": "", "dialogue_gate": "", "k": 3, "tau": TAU, "method": "dense",
 }
+BEST_DEFAULTS: Mapping[str, Any] = {"gate": "", "dialogue_gate": "", "k": 3, "method": "dense"}
 
 
 class GrowOverSearchers:
@@ -95,35 +104,93 @@ class GrowOverSearchers:
         self._indexes.close()
 
 
-def rilm_system(llm: LLM, settings: Settings, options: Mapping[str, Any]) -> System:
-    values = read_options("rilm", options, DEFAULTS)
-    if not values["gate"]:
+class GatesByKind:
+    """The QA gate for QA samples, the dialogue gate for dialogue turns (trained apart).
+
+    Args:
+        system: The system's name, for messages.
+        gates: Gate per sample kind (``qa``, ``dialogue``); a kind may be missing.
+    """
+
+    def __init__(self, system: str, gates: Mapping[str, CertaintyGate]) -> None:
+        self.system = system
+        self.gates = dict(gates)
+
+    def __call__(self, task: Task) -> Gate:
+        """The gate of ``task.sample``'s kind (``metadata["kind"]``, QA when absent).
+
+        Raises:
+            SystemSetupError: no gate was given for that kind.
+        """
+        kind = str(task.sample.metadata.get("kind") or "qa")
+        gate = self.gates.get(kind)
+        if gate is None:
+            option = "gate" if kind == "qa" else f"{kind}_gate"
+            raise SystemSetupError(
+                f"system {self.system!r} has no certainty gate for {kind} samples "
+                f"({task.sample.id})",
+                hint=f"train one on a {kind} run (`freshwiki growover train-gate RUN_ID --out "
+                f"PATH`) and pass --option {option}=PATH.")
+        return gate
+
+
+def _gates(system: str, llm: LLM, values: Mapping[str, Any]) -> tuple[GatesByKind, str]:
+    if not values["gate"] and not values["dialogue_gate"]:
         raise SystemSetupError(
-            "system 'rilm' needs a certainty gate",
-            hint="train one on a finished GrowOVER run of a retrieving system of this model "
-            "(`freshwiki growover train-gate RUN_ID --out gate.json`), then pass "
-            "--option gate=gate.json.",
+            f"system {system!r} needs a certainty gate",
+            hint="train one on the first update month of a GrowOVER run of ralm with this "
+            "model (`freshwiki growover train-gate RUN_ID --out gate.json`), then pass "
+            "--option gate=gate.json (dialogue: --option dialogue_gate=PATH).",
         )
-    gate, gate_id = load_gate_for(llm, Path(values["gate"]).expanduser())
+    gates: dict[str, CertaintyGate] = {}
+    ids = []
+    for kind, option in (("qa", "gate"), ("dialogue", "dialogue_gate")):
+        if values[option]:
+            gate, gate_id = load_gate_for(llm, Path(values[option]).expanduser(),
+                                          system=system)
+            gates[kind] = gate
+            ids.append(gate_id if kind == "qa" else f"dialogue:{gate_id}")
+    return GatesByKind(system, gates), ",".join(ids)
+
+
+def rilm_system(llm: LLM, settings: Settings, options: Mapping[str, Any]) -> System:
+    """``rilm``: decision gate, adaptive re-retrieval and final pick (GrowOVER §4)."""
+    values = read_options(NAME, options, DEFAULTS)
+    gates, gate_id = _gates(NAME, llm, values)
     searchers = GrowOverSearchers(settings)
-    return RiLMSystem(
-        llm, gate, searchers, k=values["k"], threshold=values["threshold"],
-        omega_scale=values["omega_scale"], candidates=values["candidates"], gate_id=gate_id,
-        close=searchers.close,
-    )
+    return RiLMSystem(llm, gates, searchers, k=values["k"], tau=values["tau"],
+                      method=values["method"], gate_id=gate_id, close=searchers.close)
+
+
+def ralm_best_system(llm: LLM, settings: Settings, options: Mapping[str, Any]) -> System:
+    """``ralm-best``: answer from the document the certainty classifier rates most reliable."""
+    values = read_options(BEST_NAME, options, BEST_DEFAULTS)
+    gates, gate_id = _gates(BEST_NAME, llm, values)
+    searchers = GrowOverSearchers(settings)
+    return RiLMSystem(llm, gates, searchers, k=values["k"], method=values["method"],
+                      re_retrieve=False, name=BEST_NAME, gate_id=gate_id,
+                      close=searchers.close)
 
 
 __all__ = [
+    "BEST_DEFAULTS",
+    "BEST_NAME",
     "CLASSES",
     "DEFAULTS",
+    "METHODS",
     "MISLEADING",
+    "NAME",
     "RELIABLE",
+    "TAU",
     "UNCERTAIN",
+    "Candidate",
     "CertaintyGate",
     "Gate",
     "GateError",
+    "GateFor",
     "GateMismatchError",
     "GateReport",
+    "GatesByKind",
     "GrowOverSearchers",
     "Pass",
     "PromptBuilder",
@@ -131,9 +198,10 @@ __all__ = [
     "Searcher",
     "SearcherFor",
     "TextEncoder",
+    "arr_vector",
     "load_gate_for",
-    "omega_for",
-    "rerank",
+    "ralm_best_system",
     "retrieved_trace",
+    "rilm_system",
     "train_gate",
 ]

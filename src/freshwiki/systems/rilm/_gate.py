@@ -1,4 +1,8 @@
-"""The certainty gate: a small classifier from answer features to reliable/misleading/uncertain.
+"""The certainty gate: a small classifier from hidden states to reliable/misleading/uncertain.
+
+As GrowOVER §4.1 has it, the gate reads one (query, document) prompt at a time: the features
+are the model's last hidden state after the prompt that holds the question and that single
+document, before any answer is generated, so the gate can pick the document to answer from.
 
 Multinomial logistic regression on standardised features, with balanced class weights (the
 labelled classes are far from equal in size: most benchmark questions are unchanged facts).
@@ -10,9 +14,10 @@ Features mean something only to the model and the extraction that produced them 
 state of one model is noise to another), so a gate records the feature ``kind`` and ``model``
 identity it was trained on and refuses anything else with :class:`GateMismatchError`.
 
-File format (``format: freshwiki-rilm-gate``, ``version: 1``)::
+File format (``format: freshwiki-rilm-gate``, ``version: 2``; version 1 gates read
+prompt + answer states of a k-document prompt and are refused)::
 
-    {"format": ..., "version": 1, "feature_kind": "hidden-state", "model": "smollm2@...",
+    {"format": ..., "version": 2, "feature_kind": "hidden-state", "model": "smollm2@...",
      "dim": 576, "feature_names": [], "classes": ["misleading", "reliable", "uncertain"],
      "scaler": {"mean": [...], "scale": [...]},
      "coef": [[...], ...],      # one row per class (one row in total for two classes)
@@ -40,7 +45,7 @@ MISLEADING = "misleading"
 UNCERTAIN = "uncertain"
 CLASSES: tuple[str, ...] = (RELIABLE, MISLEADING, UNCERTAIN)
 FORMAT = "freshwiki-rilm-gate"
-VERSION = 1
+VERSION = 2
 
 
 class GateError(FreshwikiError):
@@ -133,8 +138,15 @@ class CertaintyGate:
                 "--out PATH` on a run of this model), or answer with the gate's model.",
             )
 
-    def probabilities(self, features: FeatureVector) -> dict[str, float]:
+    def probabilities(self, features: FeatureVector, *,
+                      temperature: float = 1.0) -> dict[str, float]:
         """P(class) for every class in :data:`CLASSES` (0 for a class it never saw).
+
+        Args:
+            features: One feature vector of the gate's kind and model.
+            temperature: Divides the logits before the softmax (GrowOVER Eq. 2 computes the
+                re-retrieval weight ω this way with a hyper-parameter of 2.0); 1 gives the
+                classifier's own probabilities.
 
         Raises:
             GateMismatchError: the vector's kind, model or size is not the gate's.
@@ -145,17 +157,26 @@ class CertaintyGate:
                 f"the features have {features.dim} values, the gate expects {self.dim}",
                 hint="the extraction changed since the gate was trained; train it again.",
             )
-        probs = self.predict_proba(np.asarray([features.values], dtype=np.float64))[0]
+        probs = self.predict_proba(np.asarray([features.values], dtype=np.float64),
+                                   temperature=temperature)[0]
         out = dict.fromkeys(CLASSES, 0.0)
         out.update({c: float(p) for c, p in zip(self.classes, probs, strict=True)})
         return out
 
-    def predict_proba(self, x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-        """Class probabilities (columns in :attr:`classes` order) of the rows of ``x``."""
+    def predict_proba(self, x: npt.NDArray[np.float64], *,
+                      temperature: float = 1.0) -> npt.NDArray[np.float64]:
+        """Class probabilities (columns in :attr:`classes` order) of the rows of ``x``.
+
+        Raises:
+            ValueError: ``temperature`` is not positive.
+        """
+        if not temperature > 0.0:
+            raise ValueError(f"temperature must be positive, got {temperature}")
         z = (x - np.asarray(self.mean)) / np.asarray(self.scale)
         logits = z @ np.asarray(self.coef).T + np.asarray(self.intercept)
         if logits.shape[1] == 1:  # two classes: the row is class 1 against class 0
             logits = np.hstack([np.zeros_like(logits), logits])
+        logits = logits / temperature
         logits -= logits.max(axis=1, keepdims=True)
         e = np.exp(logits)
         probs: npt.NDArray[np.float64] = e / e.sum(axis=1, keepdims=True)
@@ -239,8 +260,10 @@ class CertaintyGate:
                             hint="pass the file `freshwiki growover train-gate` wrote.")
         if data.get("version") != VERSION:
             raise GateError(f"{source} is gate format version {data.get('version')!r}; "
-                            f"this freshwiki reads version {VERSION}",
-                            hint="train the gate again with this freshwiki.")
+                            f"this freshwiki reads version {VERSION} (per-document prompt "
+                            "states, GrowOVER §4.1)",
+                            hint="train the gate again with this freshwiki (`freshwiki "
+                            "growover train-gate RUN_ID --out PATH`).")
         try:
             gate = cls(
                 feature_kind=str(data["feature_kind"]),

@@ -1,35 +1,47 @@
-"""The rilm system: answer with retrieval, check the answer's certainty, re-retrieve if unsure.
+"""The rilm and ralm-best systems: GrowOVER §4 (decision gate, adaptive re-retrieval).
 
-Per task:
+Per task (``k`` = 3 as the paper):
 
-1. Search the sample's snapshot index for ``task.query``, keeping ``candidates`` documents
-   (default ``4k``); answer with the top ``k`` in context (first pass).
-2. Compute the answer's features (:meth:`freshwiki.llm.LLM.features`) and the gate's
-   P(reliable). At or above ``threshold``, the answer is accepted.
-3. Otherwise re-rank the same candidates by
+1. **Retrieve** the top ``k`` documents of the sample's snapshot index for ``task.query``
+   (dense search by default: the paper's retriever is a sentence-embedding model, as ours is).
+2. **Decision gate (Eq. 1).** Each document goes into its own prompt with the question; the
+   model's last hidden state after that prompt (no answer yet) goes through the certainty
+   classifier. The document whose state gets the highest P(reliable) is the one the model
+   answers from. If the classifier's most probable class for that state is ``reliable``, the
+   answer is adopted and the task ends.
+3. **Adaptive re-retrieval (Eq. 2 and 3).** Otherwise the weight
 
-       score(d) = (1 - ω) · sim(q, d) + ω · sim(q + a, d)
-       ω = min(1, omega_scale · (1 - P(reliable)))
+       ω = P_τ(reliable)        (the classifier's softmax with its logits divided by τ)
 
-   with cosine similarities of the dense embedder (the index's own), where ``q + a`` is the
-   query followed by the first answer. The less the gate trusts the answer, the more the
-   answer itself steers retrieval: an answer judged unreliable still names the entities and
-   facts it is unsure about, and documents about those are where a correction is. With
-   ``omega_scale = 1`` a fully trusted answer would keep the query's ranking and a fully
-   distrusted one would rank by query + answer alone. ("ω from the reliable probability",
-   as the RiLM issue puts it; ``1 - P(reliable)`` is the simplest monotone choice.)
-4. Answer again with the new top ``k`` (second pass; skipped, reusing the first, when the
-   re-ranked top ``k`` is the same list), compute its P(reliable), and return whichever
-   answer has the higher P(reliable) (the first on a tie: it needed one call fewer).
+   says how far the answer may steer the new search: documents of the *whole* index, except
+   the first ``k``, are ranked by
 
-Everything is in ``Output.trace``: both passes (answer, class probabilities, documents,
-prompt messages), ω, the candidates' two similarities and combined scores, which pass was
-chosen, and ``retrieved``/``messages`` of the chosen pass, so ``growover-hit`` scores the
-documents the returned answer actually saw and a rilm run can itself train a gate.
+       score(d) = (1 - ω) · cos(q, d) + ω · cos(q ⊕ a, d)
 
-Options (``--option key=value``): ``gate`` (path of a gate trained by ``freshwiki growover
-train-gate``; required), ``k`` (default 5), ``threshold`` (default 0.5), ``omega_scale``
-(default 1.0), ``candidates`` (0 = ``4k``).
+   (``q ⊕ a``: the query followed by the answer), which is the inner product of ``d`` with
+   ``(1 - ω)·e(q) + ω·e(q ⊕ a)``, so one dense vector search ranks the whole index exactly.
+   The less reliable the answer, the less it is used. τ = 2.0 is the paper's value with
+   sentence-BERT embeddings (its Appendix A); the paper's Eq. 2 lost its symbols in our copy,
+   and a temperature on the classifier's softmax is our reading of "the reliable probability
+   computed with a hyper-parameter".
+4. **Second gate, final pick.** The gate picks one of the ``k`` new documents as in step 2 and
+   the model answers from it; the answer whose document had the higher P(reliable) is
+   returned (the first on a tie: it is what the gate looked at first).
+
+``ralm-best`` is steps 1 and 2 without the gate's verdict: the paper's RaLM baseline that answers
+from the classifier-selected document.
+
+Everything is in ``Output.trace``: per pass the documents with their class probabilities,
+the chosen one, the prompt and answer; ω; the re-retrieved documents, plus the documents
+the two ablations of the paper's Table 3 would have re-retrieved (ω = 0: query only, ω = 1:
+always append the answer) so the analysis needs no second run; ``adopted``; which pass was
+returned; ``retrieved`` (the returned answer's document, what ``growover-hit`` scores) and
+``messages`` (its prompt).
+
+Options (``--option key=value``): ``gate`` (QA gate from ``freshwiki growover train-gate``;
+required for QA samples), ``dialogue_gate`` (the same for dialogue turns, which the paper
+trains separately), ``k`` (3), ``tau`` (2.0), ``method`` (``dense``; ``hybrid`` for BM25 +
+dense fusion in the first search).
 """
 
 from __future__ import annotations
@@ -37,7 +49,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -49,12 +61,16 @@ from freshwiki.llm import LLM, FeatureVector, LLMResult, Message, Usage
 from freshwiki.seams import Output, Task
 from freshwiki.systems._options import SystemSetupError
 from freshwiki.systems.rag import context_messages
-from freshwiki.systems.rilm._gate import RELIABLE, CertaintyGate, GateError
+from freshwiki.systems.rilm._gate import CLASSES, RELIABLE, CertaintyGate, GateError
 
 if TYPE_CHECKING:
     from freshwiki.retrieval import SearchHit
 
 NAME = "rilm"
+BEST_NAME = "ralm-best"
+METHODS = ("dense", "hybrid")
+TAU = 2.0
+"""The paper's Eq. 2 hyper-parameter with sentence-BERT retrieval (GrowOVER Appendix A)."""
 
 
 class TextEncoder(Protocol):
@@ -70,11 +86,16 @@ class Searcher(Protocol):
 
     @property
     def embedder(self) -> TextEncoder:
-        """The dense embedder the index was built with: sims use the same vector space."""
+        """The dense embedder the index was built with: ARR searches in its vector space."""
         ...
 
-    def search(self, query: str, k: int) -> Sequence[SearchHit]:
+    def search(self, query: str, k: int = 5, *, method: Any = "hybrid") -> Sequence[SearchHit]:
         """The ``k`` best passages for ``query``, best first."""
+        ...
+
+    def search_vector(self, vector: Any, k: int = 5, *,
+                      exclude: Collection[int] = ()) -> Sequence[SearchHit]:
+        """The ``k`` passages with the largest inner product with ``vector``, best first."""
         ...
 
 
@@ -82,32 +103,35 @@ SearcherFor = Callable[[Task], Searcher]
 """The index to search for a task (GrowOVER: the snapshot index of the task's sample)."""
 
 PromptBuilder = Callable[[Sequence[Message], Sequence["SearchHit"]], tuple[Message, ...]]
-"""Puts documents into a task's messages; the same layout the gate's training run used."""
+"""Puts documents into a task's messages; the same layout the gate's training used."""
 
 
 class Gate(Protocol):
     """What rilm needs of a gate (:class:`CertaintyGate` is one)."""
 
-    def probabilities(self, features: FeatureVector) -> dict[str, float]:
+    def probabilities(self, features: FeatureVector, *,
+                      temperature: float = 1.0) -> dict[str, float]:
         """P(class) per class name, including ``reliable``."""
         ...
 
 
+GateFor = Callable[[Task], Gate]
+"""The gate for a task (QA and dialogue have their own)."""
+
+
 @dataclass(frozen=True)
-class Pass:
-    """One retrieve-and-answer pass.
+class Candidate:
+    """One (query, document) prompt as the gate saw it.
 
     Attributes:
-        hits: The documents in context, best first.
-        messages: The prompt the model saw.
-        result: The model's reply.
-        features: Its features.
-        probs: The gate's class probabilities for it.
+        hit: The document.
+        messages: The prompt with that document alone.
+        features: The model's state after the prompt.
+        probs: The gate's class probabilities.
     """
 
-    hits: tuple[SearchHit, ...]
+    hit: SearchHit
     messages: tuple[Message, ...]
-    result: LLMResult
     features: FeatureVector
     probs: dict[str, float]
 
@@ -116,15 +140,50 @@ class Pass:
         """P(reliable)."""
         return self.probs[RELIABLE]
 
+    @property
+    def label(self) -> str:
+        """The most probable class (the first of :data:`CLASSES` on a tie)."""
+        return max(CLASSES, key=lambda c: self.probs.get(c, 0.0))
+
+
+@dataclass(frozen=True)
+class Pass:
+    """One retrieve, gate and answer pass.
+
+    Attributes:
+        candidates: The documents retrieved, each with the gate's reading, in rank order.
+        chosen: Index into ``candidates`` of the document the model answered from.
+        result: The model's reply.
+    """
+
+    candidates: tuple[Candidate, ...]
+    chosen: int
+    result: LLMResult
+
+    @property
+    def best(self) -> Candidate:
+        """The chosen document's candidate."""
+        return self.candidates[self.chosen]
+
+    @property
+    def reliable(self) -> float:
+        """P(reliable) of the chosen document's state."""
+        return self.best.reliable
+
     def trace(self) -> dict[str, Any]:
         """JSON-ready record of the pass."""
         return {
             "answer": self.result.text,
-            "probabilities": {c: round(p, 6) for c, p in self.probs.items()},
-            "retrieved": retrieved_trace(self.hits),
-            "messages": [m.to_dict() for m in self.messages],
-            "features": {"kind": self.features.kind, "dim": self.features.dim,
-                         **self.features.detail},
+            "chosen": self.chosen + 1,  # rank of the document answered from
+            "label": self.best.label,
+            "probabilities": {c: round(p, 6) for c, p in self.best.probs.items()},
+            "documents": [
+                {**retrieved_trace([c.hit])[0], "rank": i,
+                 "probabilities": {k: round(p, 6) for k, p in c.probs.items()}}
+                for i, c in enumerate(self.candidates, start=1)
+            ],
+            "retrieved": retrieved_trace([self.best.hit]),
+            "messages": [m.to_dict() for m in self.best.messages],
             "finish_reason": self.result.finish_reason,
             "cache_hit": self.result.cache_hit,
         }
@@ -134,153 +193,144 @@ def retrieved_trace(hits: Sequence[SearchHit]) -> list[dict[str, Any]]:
     """The ``retrieved`` list ``growover-hit`` reads: passage ids in rank order."""
     return [
         {"rank": i, "id": h.passage.id, "title": h.passage.title,
-         "section": list(h.passage.section_path), "score": h.score}
+         "section": list(h.passage.section_path), "score": h.score,
+         "sentences": list(h.passage.meta.get("sentences", ()))}
         for i, h in enumerate(hits, start=1)
     ]
 
 
-def omega_for(p_reliable: float, omega_scale: float) -> float:
-    """ω = min(1, omega_scale · (1 - P(reliable))), never below 0."""
-    return float(min(1.0, max(0.0, omega_scale * (1.0 - p_reliable))))
-
-
-def rerank(
-    query: str,
-    answer: str,
-    hits: Sequence[SearchHit],
-    omega: float,
-    encoder: TextEncoder,
-) -> tuple[list[int], dict[str, list[float]]]:
-    """Order ``hits`` by (1 - ω)·sim(q, d) + ω·sim(q + a, d), best first.
-
-    Similarities are dot products of the encoder's unit vectors (cosines) of the query, the
-    query followed by the answer, and each passage's indexed text (heading and content, what
-    the dense index embedded). Ties keep the original retrieval order.
-
-    Returns:
-        The new order as indices into ``hits``, and per candidate (in ``hits`` order) its
-        ``sim_q``, ``sim_qa`` and combined ``score``.
-    """
-    texts = [query, f"{query} {answer}".strip()] + [h.passage.indexed_text for h in hits]
-    vectors = np.asarray(encoder.encode(texts), dtype=np.float64)
-    docs = vectors[2:]
-    sim_q = docs @ vectors[0]
-    sim_qa = docs @ vectors[1]
-    scores = (1.0 - omega) * sim_q + omega * sim_qa
-    order = sorted(range(len(hits)), key=lambda i: (-scores[i], i))
-    return order, {
-        "sim_q": [float(v) for v in sim_q],
-        "sim_qa": [float(v) for v in sim_qa],
-        "score": [float(v) for v in scores],
-    }
+def arr_vector(query: str, answer: str, omega: float,
+               encoder: TextEncoder) -> npt.NDArray[np.float64]:
+    """``(1 - ω)·e(q) + ω·e(q ⊕ a)``: its inner product with a unit ``d`` is Eq. 3's score."""
+    vectors = np.asarray(encoder.encode([query, f"{query} {answer}".strip()]), dtype=np.float64)
+    mixed: npt.NDArray[np.float64] = (1.0 - omega) * vectors[0] + omega * vectors[1]
+    return mixed
 
 
 class RiLMSystem:
-    """Retrieval-interactive answering with a certainty gate; see the module docstring.
+    """GrowOVER's retrieval-interactive LM; see the module docstring.
 
     Args:
         llm: The model that answers; its backend must compute the gate's kind of features.
-        gate: The trained gate.
+        gate_for: The gate for a task.
         searcher_for: The index to search for a task.
-        k: Documents in context per pass.
-        threshold: P(reliable) at or above which the first answer is accepted.
-        omega_scale: Multiplies 1 - P(reliable) to give ω (capped at 1).
-        candidates: Documents fetched once and re-ranked (0: ``4k``).
-        prompt: How documents are put into the messages.
-        gate_id: Identity of the gate for :meth:`describe` (a content hash).
+        k: Documents per retrieval.
+        tau: Temperature of the classifier's softmax that gives ω (Eq. 2).
+        method: First search's method (``dense`` or ``hybrid``).
+        re_retrieve: ``False`` gives ``ralm-best``: answer from the gate's document, no verdict.
+        name: Registry name.
+        prompt: How a document is put into the messages.
+        gate_id: Identity of the gate(s) for :meth:`describe` (content hashes).
         close: Called by :meth:`aclose` (to close indexes the searcher opened).
     """
-
-    name = NAME
 
     def __init__(
         self,
         llm: LLM,
-        gate: Gate,
+        gate_for: GateFor,
         searcher_for: SearcherFor,
         *,
-        k: int = 5,
-        threshold: float = 0.5,
-        omega_scale: float = 1.0,
-        candidates: int = 0,
+        k: int = 3,
+        tau: float = TAU,
+        method: str = "dense",
+        re_retrieve: bool = True,
+        name: str = NAME,
         prompt: PromptBuilder = context_messages,
         gate_id: str = "",
         close: Callable[[], None] | None = None,
     ) -> None:
         if k < 1:
-            raise SystemSetupError(f"system {NAME!r}: k must be at least 1, got {k}",
-                                   hint="pass e.g. --option k=5.")
-        if not 0.0 <= threshold <= 1.0:
-            raise SystemSetupError(
-                f"system {NAME!r}: threshold must be in [0, 1], got {threshold}",
-                hint="pass e.g. --option threshold=0.5.")
-        if omega_scale < 0.0:
-            raise SystemSetupError(
-                f"system {NAME!r}: omega_scale must be at least 0, got {omega_scale}",
-                hint="pass e.g. --option omega_scale=1.0.")
-        if candidates and candidates < k:
-            raise SystemSetupError(
-                f"system {NAME!r}: candidates ({candidates}) must be at least k ({k})",
-                hint=f"pass --option candidates={4 * k}, or 0 for 4k.")
+            raise SystemSetupError(f"system {name!r}: k must be at least 1, got {k}",
+                                   hint="pass e.g. --option k=3 (the paper's value).")
+        if not tau > 0.0:
+            raise SystemSetupError(f"system {name!r}: tau must be positive, got {tau}",
+                                   hint=f"pass e.g. --option tau={TAU} (the paper's value).")
+        if method not in METHODS:
+            raise SystemSetupError(f"system {name!r}: unknown method {method!r}",
+                                   hint=f"use one of {', '.join(METHODS)}.")
+        self.name = name
         self.llm = llm
-        self.gate = gate
+        self.gate_for = gate_for
         self.searcher_for = searcher_for
         self.k = k
-        self.threshold = threshold
-        self.omega_scale = omega_scale
-        self.candidates = candidates or 4 * k
+        self.tau = tau
+        self.method = method
+        self.re_retrieve = re_retrieve
         self.prompt = prompt
         self.gate_id = gate_id
         self._close = close
 
     def describe(self) -> Mapping[str, Any]:
         """Everything besides the model that decides the answers, including the gate's hash."""
-        return {"gate": self.gate_id, "k": self.k, "threshold": self.threshold,
-                "omega_scale": self.omega_scale, "candidates": self.candidates}
+        described: dict[str, Any] = {"gate": self.gate_id, "k": self.k, "method": self.method}
+        if self.re_retrieve:
+            described["tau"] = self.tau
+        return described
 
-    async def _answer(self, task: Task, hits: Sequence[SearchHit]) -> Pass:
-        messages = self.prompt(task.messages, hits)
-        result = await self.llm.chat(messages, max_tokens=task.max_tokens,
-                                     temperature=task.temperature, tag=f"eval:{NAME}")
-        features = await self.llm.features(messages, result.text, tag=f"eval:{NAME}")
-        return Pass(tuple(hits), tuple(messages), result, features,
-                    self.gate.probabilities(features))
+    async def _candidate(self, task: Task, gate: Gate, hit: SearchHit) -> Candidate:
+        messages = tuple(self.prompt(task.messages, [hit]))
+        features = await self.llm.features(messages, "", tag=f"eval:{self.name}")
+        return Candidate(hit, messages, features, gate.probabilities(features))
+
+    async def _pass(self, task: Task, gate: Gate, hits: Sequence[SearchHit]) -> Pass:
+        """Eq. 1: read every (query, document) state, answer from the most reliable one."""
+        candidates = [await self._candidate(task, gate, h) for h in hits]
+        chosen = max(range(len(candidates)), key=lambda i: (candidates[i].reliable, -i))
+        result = await self.llm.chat(candidates[chosen].messages, max_tokens=task.max_tokens,
+                                     temperature=task.temperature, tag=f"eval:{self.name}")
+        return Pass(tuple(candidates), chosen, result)
 
     async def respond(self, task: Task) -> Output:
-        """Retrieve, answer, gate; re-retrieve and answer again when the gate is unsure."""
+        """Retrieve, gate, answer; re-retrieve adaptively when the gate does not adopt."""
         started = time.perf_counter()
+        gate = self.gate_for(task)
         searcher = await asyncio.to_thread(self.searcher_for, task)
-        pool = list(await asyncio.to_thread(searcher.search, task.query, self.candidates))
-        first = await self._answer(task, pool[: self.k])
-        trace: dict[str, Any] = {
-            "query": task.query, "k": self.k, "threshold": self.threshold,
-            "omega_scale": self.omega_scale, "candidates": len(pool),
-            "first": first.trace(), "second": None, "omega": None, "rerank": None,
-        }
+        hits = list(await asyncio.to_thread(searcher.search, task.query, self.k,
+                                            method=self.method))
+        trace: dict[str, Any] = {"query": task.query, "k": self.k, "method": self.method}
+        if not hits:
+            result = await self.llm.chat(task.messages, max_tokens=task.max_tokens,
+                                         temperature=task.temperature, tag=f"eval:{self.name}")
+            trace.update({"first": None, "second": None, "adopted": None, "chosen": "none",
+                          "retrieved": [], "messages": [m.to_dict() for m in task.messages],
+                          "finish_reason": result.finish_reason, "refused": result.refused})
+            return Output(text=result.text, usage=result.usage,
+                          latency_s=time.perf_counter() - started, cache_hit=result.cache_hit,
+                          model=result.model, trace=trace)
+        first = await self._pass(task, gate, hits)
+        adopted = first.best.label == RELIABLE
+        trace.update({"first": first.trace(), "adopted": adopted, "second": None,
+                      "omega": None, "tau": self.tau if self.re_retrieve else None})
         chosen, second = first, None
-        accepted = first.reliable >= self.threshold
-        if not accepted:
-            omega = omega_for(first.reliable, self.omega_scale)
-            order, sims = await asyncio.to_thread(
-                rerank, task.query, first.result.text, pool, omega, searcher.embedder
-            )
-            top = [pool[i] for i in order[: self.k]]
+        if self.re_retrieve and not adopted:
+            omega = gate.probabilities(first.best.features, temperature=self.tau)[RELIABLE]
+            exclude = [h.key for h in hits]
+
+            def re_search(weight: float) -> list[SearchHit]:
+                vector = arr_vector(task.query, first.result.text, weight, searcher.embedder)
+                return list(searcher.search_vector(vector, self.k, exclude=exclude))
+
+            new_hits = await asyncio.to_thread(re_search, omega)
+            ablations = {
+                "query_only": await asyncio.to_thread(re_search, 0.0),
+                "always_append": await asyncio.to_thread(re_search, 1.0),
+            }
             trace["omega"] = omega
-            trace["rerank"] = {"ids": [h.passage.id for h in pool], **sims,
-                               "order": [pool[i].passage.id for i in order]}
-            if [h.passage.id for h in top] == [h.passage.id for h in first.hits]:
-                trace["second"] = {"same_documents": True}
-            else:
-                second = await self._answer(task, top)
+            trace["arr"] = {
+                "excluded": [h.passage.id for h in hits],
+                "retrieved": retrieved_trace(new_hits),
+                **{name: retrieved_trace(found) for name, found in ablations.items()},
+            }
+            if new_hits:
+                second = await self._pass(task, gate, new_hits)
                 trace["second"] = second.trace()
                 if second.reliable > first.reliable:
                     chosen = second
         calls = [first] if second is None else [first, second]
         trace.update({
-            "accepted": accepted,
             "chosen": "first" if chosen is first else "second",
-            "retrieved": retrieved_trace(chosen.hits),
-            "messages": [m.to_dict() for m in chosen.messages],
+            "retrieved": retrieved_trace([chosen.best.hit]),
+            "messages": [m.to_dict() for m in chosen.best.messages],
             "p_reliable": chosen.reliable,
             "finish_reason": chosen.result.finish_reason,
             "refused": chosen.result.refused,
@@ -305,7 +355,7 @@ class RiLMSystem:
             self._close()
 
 
-def load_gate_for(llm: LLM, path: Path) -> tuple[CertaintyGate, str]:
+def load_gate_for(llm: LLM, path: Path, *, system: str = NAME) -> tuple[CertaintyGate, str]:
     """Load a gate, check it fits ``llm``'s features, and hash it for the run identity.
 
     Raises:
@@ -315,8 +365,8 @@ def load_gate_for(llm: LLM, path: Path) -> tuple[CertaintyGate, str]:
     try:
         gate = CertaintyGate.load(path)
         gate.check(llm.feature_kind, llm.backend.model_id,
-                   source=f"model {llm.spec}'s answer features")
+                   source=f"model {llm.spec}'s prompt features")
     except GateError as exc:
-        raise SystemSetupError(f"system {NAME!r}: {exc.message}", hint=exc.hint) from exc
+        raise SystemSetupError(f"system {system!r}: {exc.message}", hint=exc.hint) from exc
     digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
     return gate, f"{path.name}@{digest}"
