@@ -109,13 +109,14 @@ def test_build_generates_then_maintains_with_every_drop_recorded(
                for s in dataset.skips(first))
     # Snapshot 1, by hand: Alpha's QA cited sentence 0 (100 -> 120: changed) -> dropped; its
     # dialogue's turns cite sentences 0, 1, 2 -> turn 1 dropped, turns 2-3 kept; one changed
-    # question; sentence 3 is new -> one new QA and one new dialogue. Gamma became a
+    # question and one changed dialogue (sentence 0 alone: 1-2 between it and sentence 3 are
+    # unchanged); sentence 3 is new -> one new QA and one new dialogue. Gamma became a
     # redirect -> dropped. Delta appeared -> generated as new.
     s1 = dataset.instances(second)
     summary = sorted((i.page_id, i.kind, i.type) for i in s1)
     assert summary == [
-        (10, "dialogue", "new"), (10, "dialogue", "unchanged"), (10, "qa", "changed"),
-        (10, "qa", "new"), (12, "dialogue", "new"), (12, "qa", "new")]
+        (10, "dialogue", "changed"), (10, "dialogue", "new"), (10, "dialogue", "unchanged"),
+        (10, "qa", "changed"), (10, "qa", "new"), (12, "dialogue", "new"), (12, "qa", "new")]
     carried = next(i for i in s1 if i.type == "unchanged")
     assert [t.number for t in carried.turns] == [2, 3]  # type: ignore[union-attr]
     changed = next(i for i in s1 if i.type == "changed")
@@ -138,6 +139,11 @@ def test_build_generates_then_maintains_with_every_drop_recorded(
     (evidence_passage,) = sample.metadata["evidence_passages"]
     found = index.passage(evidence_passage)
     assert found is not None and 0 in found.meta["sentences"] and "120" in found.text
+    # Dialogue samples carry their turn's own type: the changed dialogue's turns are Changed.
+    turns = [s for s in GrowOver(dataset, kind="dialogue").samples()
+             if s.metadata["snapshot"] == "2020-02-29" and s.metadata["type"] == "changed"]
+    assert turns and all(s.metadata["snapshot_type"] == "2020-02-29 changed" for s in turns)
+    assert all(s.metadata["evidence"] == [0] for s in turns)
 
 
 def test_a_crash_mid_build_loses_nothing_already_generated(

@@ -71,8 +71,8 @@ def test_update_keeps_reindexes_drops_and_generates() -> None:
     assert [(t.number, t.evidence.sentences) for t in dialogue.turns] == [(1, (1,)), (3, (3,))]
     assert ("7-s00-dialogue-001", "turn 2 dropped: evidence sentence 1 was changed") in reasons
 
-    changed = [i for i in result.instances if i.type == "changed"]
-    assert len(changed) == 1 and isinstance(changed[0], QAInstance)
+    changed = [i for i in result.instances if i.type == "changed" and isinstance(i, QAInstance)]
+    assert len(changed) == 1
     assert (changed[0].answer, changed[0].old_answer, changed[0].evidence.sentences,
             changed[0].old_evidence.sentences if changed[0].old_evidence else None) == (
         "120", "100", (2,), (1,))
@@ -84,6 +84,14 @@ def test_update_keeps_reindexes_drops_and_generates() -> None:
     new_dialogues = [i for i in result.instances
                      if i.type == "new" and isinstance(i, DialogueInstance)]
     assert len(new_dialogues) == 2
+    assert all(t.type == "new" for d in new_dialogues for t in d.turns)
+    # The changed sentence (new 2) gets its own dialogue (sentence 1 between it and new
+    # sentence 0 is unchanged, so they are two runs); its turns rest on it: Changed.
+    changed_dialogues = [i for i in result.instances
+                         if i.type == "changed" and isinstance(i, DialogueInstance)]
+    assert len(changed_dialogues) == 1
+    assert [(t.type, t.evidence.sentences) for t in changed_dialogues[0].turns] == [
+        ("changed", (2,))] * len(changed_dialogues[0].turns)
     ids = [i.id for i in result.instances]
     assert len(ids) == len(set(ids)) and "7-s01-qa-001" in ids
 
@@ -169,3 +177,12 @@ def test_unverified_alignment_labels_are_never_trusted() -> None:
     assert result.instances == []
     assert result.skips[0].reason == (
         "evidence sentence 0 is unverified (similarity alone matched it)")
+
+
+def test_a_turn_keeps_its_own_type_through_a_file_and_older_files_read_the_same() -> None:
+    turn = Turn(2, "u", "e", Evidence.of(NEW, [2]), "changed")
+    assert Turn.from_dict(json.loads(json.dumps(turn.to_dict()))) == turn
+    plain = Turn(1, "u", "e", Evidence.of(NEW, [0]))
+    assert "type" not in plain.to_dict() and Turn.from_dict(plain.to_dict()).type is None
+    with pytest.raises(ValueError, match="turn type 'stale'"):
+        Turn.from_dict({**turn.to_dict(), "type": "stale"})

@@ -96,7 +96,10 @@ class GrowOver:
                 elif isinstance(inst, DialogueInstance) and self.kind == "dialogue":
                     history: list[list[str]] = []
                     for turn in inst.turns:
-                        meta = {**base, "turn": turn.number, "history": [list(h) for h in history],
+                        turn_type = turn.type or inst.type
+                        meta = {**base, "type": turn_type,
+                                "snapshot_type": f"{info.label} {turn_type}",
+                                "turn": turn.number, "history": [list(h) for h in history],
                                 "evidence": list(turn.evidence.sentences),
                                 "evidence_passages": lookup(inst.page_id,
                                                             turn.evidence.sentences)}

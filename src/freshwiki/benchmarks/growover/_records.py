@@ -144,23 +144,35 @@ class Turn:
         user: The user's message.
         expert: The expert's reply (the gold response).
         evidence: The sentences the reply rests on, at this snapshot.
+        type: The turn's own type when it differs from its dialogue's: a dialogue generated
+            from an update's new and changed sentences labels each turn by its evidence
+            (``changed`` when it rests on a changed sentence, else ``new``), as GrowOVER
+            §3.2 does. ``None``: the dialogue's type.
     """
 
     number: int
     user: str
     expert: str
     evidence: Evidence
+    type: InstanceType | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready view."""
-        return {"number": self.number, "user": self.user, "expert": self.expert,
-                "evidence": self.evidence.to_dict()}
+        """A JSON-ready view (``type`` only when set, so older files read the same)."""
+        data: dict[str, Any] = {"number": self.number, "user": self.user,
+                                "expert": self.expert, "evidence": self.evidence.to_dict()}
+        if self.type is not None:
+            data["type"] = self.type
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Turn:
         """The inverse of :meth:`to_dict`."""
+        kind = data.get("type")
+        if kind is not None and kind not in TYPES:
+            raise ValueError(f"turn type {kind!r} is not one of {', '.join(TYPES)}")
         return cls(int(data["number"]), str(data["user"]), str(data["expert"]),
-                   Evidence.from_dict(data["evidence"]))
+                   Evidence.from_dict(data["evidence"]),
+                   cast("InstanceType | None", kind))
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,8 @@ Update rules (GrowOVER, Ko et al. 2024):
   per group; each group gets a ``new`` QA pair (and a ``new`` dialogue).
 * Each changed (old, new) sentence pair gets one ``changed`` question with the old answer and
   the new answer.
+* Dialogues come from runs of new *and* changed sentences together; each turn is labelled by
+  its evidence, ``changed`` when it rests on a changed sentence, else ``new`` (GrowOVER §3.2).
 
 Labels the aligner decided by similarity alone (``ambiguous``, see
 :mod:`freshwiki.changes.snapshots`) are never trusted: an instance resting on one is dropped
@@ -142,17 +144,30 @@ class PageBuilder:
                 answer=answer.new_answer, evidence=Evidence.of(new, [n]),
                 old_answer=answer.old_answer, old_evidence=Evidence.of(old, olds),
                 generated_as="changed"))
-        await self._generate(result, new, label, number, "new", groups, made)
+        qa_kinds = [k for k in self.kinds if k == "qa"]
+        await self._generate(result, new, label, number, "new", groups, made, kinds=qa_kinds)
+        if "dialogue" in self.kinds:
+            changed_new = {n for _, n in pairs}
+            await self._generate(result, new, label, number, "new",
+                                 runs(sorted(set(usable_new) | changed_new), new), made,
+                                 kinds=["dialogue"], changed=changed_new)
         return result
 
     # -- helpers -------------------------------------------------------------------------
 
     async def _generate(self, result: PageResult, snapshot: Snapshot, label: str, number: int,
                         type_: InstanceType, groups: Sequence[Sequence[int]],
-                        made: _Counter | None = None) -> None:
+                        made: _Counter | None = None, *, kinds: Sequence[Kind] | None = None,
+                        changed: set[int] | None = None) -> None:
+        """Generate ``kinds`` (default: the updater's) from each group of sentences.
+
+        ``changed``: sentences of ``snapshot`` an update found changed; a dialogue turn
+        resting on one is typed ``changed`` and the dialogue with it.
+        """
         made = made or _Counter(snapshot.page_id, number)
+        wanted = self.kinds if kinds is None else kinds
         jobs: list[tuple[Kind, Sequence[int]]] = [
-            (kind, group) for group in groups for kind in KINDS if kind in self.kinds]
+            (kind, group) for group in groups for kind in KINDS if kind in wanted]
         answers = await asyncio.gather(*(
             self.generator.qa(snapshot, g) if kind == "qa" else self.generator.dialogue(snapshot, g)
             for kind, g in jobs))
@@ -167,12 +182,17 @@ class PageBuilder:
                     answer=answer.answer, evidence=Evidence.of(snapshot, answer.evidence),
                     generated_as=type_))
             elif isinstance(answer, GeneratedDialogue):
+                turns = tuple(
+                    Turn(k, t.user, t.expert, Evidence.of(snapshot, t.evidence),
+                         None if not changed else
+                         "changed" if set(t.evidence) & changed else type_)
+                    for k, t in enumerate(answer.turns, start=1))
+                dialogue_type: InstanceType = (
+                    "changed" if any(t.type == "changed" for t in turns) else type_)
                 result.instances.append(DialogueInstance(
                     id=made.next("dialogue"), page_id=snapshot.page_id, title=snapshot.title,
-                    type=type_, month=label[:7], snapshot=label,
-                    turns=tuple(Turn(k, t.user, t.expert, Evidence.of(snapshot, t.evidence))
-                                for k, t in enumerate(answer.turns, start=1)),
-                    generated_as=type_))
+                    type=dialogue_type, month=label[:7], snapshot=label, turns=turns,
+                    generated_as=dialogue_type))
 
     def _carry(self, instance: Instance, alignment: Alignment, label: str,
                result: PageResult) -> Instance | None:
