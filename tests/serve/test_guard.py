@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -34,6 +35,18 @@ LIMIT = 4_000
 class Served:
     base: str
     port: int
+
+
+# The first search of a fresh server loads the embedder and the index, which on a loaded
+# 2-core machine takes longer than httpx's 5 s default (a CI flake): a minute for every call.
+def get(url: str, **kwargs: Any) -> httpx.Response:
+    kwargs.setdefault("timeout", 60)
+    return httpx.get(url, **kwargs)
+
+
+def post(url: str, **kwargs: Any) -> httpx.Response:
+    kwargs.setdefault("timeout", 60)
+    return httpx.post(url, **kwargs)
 
 
 def _serve(env: dict[str, str], log: Path, *args: str) -> Iterator[Served]:
@@ -82,45 +95,45 @@ def refused(response: httpx.Response, status: int, needle: str) -> None:
 def test_a_cross_site_form_post_is_refused_before_any_work(served: Served) -> None:
     # A page on another site can send text/plain without a CORS preflight.
     for path in ("/v1/search", "/v1/chat/completions"):
-        response = httpx.post(f"{served.base}{path}", content=b'{"q": "pear"}',
+        response = post(f"{served.base}{path}", content=b'{"q": "pear"}',
                               headers={"Content-Type": "text/plain"})
         refused(response, 415, "must be JSON")
-    ok = httpx.post(f"{served.base}/v1/search", json={"q": "liverwort"})
+    ok = post(f"{served.base}/v1/search", json={"q": "liverwort"})
     assert ok.status_code == 200 and ok.json()["hits"]
 
 
 @pytest.mark.e2e
 def test_foreign_hosts_and_origins_are_refused(served: Served) -> None:
     # DNS rebinding: the browser sends the attacker's name as Host.
-    refused(httpx.get(f"{served.base}/v1/search", params={"q": "pear"},
+    refused(get(f"{served.base}/v1/search", params={"q": "pear"},
                       headers={"Host": f"evil.example:{served.port}"}), 400, "evil.example")
-    refused(httpx.get(f"{served.base}/v1/search", params={"q": "pear"},
+    refused(get(f"{served.base}/v1/search", params={"q": "pear"},
                       headers={"Origin": "https://evil.example"}), 403, "evil.example")
-    refused(httpx.get(f"{served.base}/v1/search", params={"q": "pear"},
+    refused(get(f"{served.base}/v1/search", params={"q": "pear"},
                       headers={"Origin": "null"}), 403, "null")
     # The chat page's own origin, and localhost by name, are fine.
     for headers in ({"Origin": served.base}, {"Host": f"localhost:{served.port}"}):
-        assert httpx.get(f"{served.base}/v1/search", params={"q": "pear"},
+        assert get(f"{served.base}/v1/search", params={"q": "pear"},
                          headers=headers).status_code == 200
 
 
 @pytest.mark.e2e
 def test_bodies_over_the_limit_get_413_declared_or_chunked(served: Served) -> None:
     big = b'{"q": "' + b"a" * LIMIT + b'"}'
-    refused(httpx.post(f"{served.base}/v1/search", content=big,
+    refused(post(f"{served.base}/v1/search", content=big,
                        headers={"Content-Type": "application/json"}), 413, "4,000 bytes")
 
     def chunks() -> Iterator[bytes]:  # no Content-Length: counted as it arrives
         yield big[:LIMIT // 2]
         yield big[LIMIT // 2:]
 
-    refused(httpx.post(f"{served.base}/v1/search", content=chunks(),
+    refused(post(f"{served.base}/v1/search", content=chunks(),
                        headers={"Content-Type": "application/json"}), 413, "4,000 bytes")
 
 
 @pytest.mark.e2e
 def test_field_lengths_are_checked(served: Served) -> None:
-    response = httpx.get(f"{served.base}/v1/search", params={"q": "pear " * 250})
+    response = get(f"{served.base}/v1/search", params={"q": "pear " * 250})
     assert response.status_code == 422 and "the limit is 1,000" in response.text
 
 
@@ -129,12 +142,12 @@ def test_an_api_key_guards_everything_but_healthz(env: dict[str, str], tmp_path:
     keyed = {**env, "FRESHWIKI_API_KEY": "s3cret-key"}
     for server in _serve(keyed, tmp_path / "serve.log"):
         url = f"{server.base}/v1/search"
-        refused(httpx.get(url, params={"q": "pear"}), 401, "API key")
-        refused(httpx.get(url, params={"q": "pear"},
+        refused(get(url, params={"q": "pear"}), 401, "API key")
+        refused(get(url, params={"q": "pear"},
                           headers={"Authorization": "Bearer wrong"}), 401, "API key")
-        assert httpx.get(url, params={"q": "pear"},
+        assert get(url, params={"q": "pear"},
                          headers={"Authorization": "Bearer s3cret-key"}).status_code == 200
-        assert httpx.get(f"{server.base}/healthz").status_code == 200
+        assert get(f"{server.base}/healthz").status_code == 200
 
 
 @pytest.mark.e2e
@@ -160,17 +173,17 @@ def test_turns_beyond_the_queue_get_503_with_retry_after(
             "messages": [{"role": "user", "content": "What is Clasmatocolea fasciculata?"}]}
     try:
         first: list[httpx.Response] = []
-        holder = threading.Thread(target=lambda: first.append(httpx.post(url, json=body,
+        holder = threading.Thread(target=lambda: first.append(post(url, json=body,
                                                                          timeout=60)))
         holder.start()
         assert engine.held.wait(30)
-        second = httpx.post(url, json={**body, "stream": False}, timeout=30)
+        second = post(url, json={**body, "stream": False}, timeout=30)
         refused(second, 503, "the server takes 1 at once")
         assert second.headers["Retry-After"] == "5"
         engine.gate.set()
         holder.join(30)
         assert first and first[0].status_code == 200
-        again = httpx.post(url, json={**body, "stream": False}, timeout=30)
+        again = post(url, json={**body, "stream": False}, timeout=30)
         assert again.status_code == 200  # the finished turn gave its place back
     finally:
         engine.gate.set()
