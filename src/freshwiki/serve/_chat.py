@@ -333,6 +333,9 @@ async def _parse(request: Request) -> ChatCompletionRequest:
     except ValueError as exc:
         raise ChatAPIError(400, "the body is not JSON",
                            hint="send a JSON object with model and messages.") from exc
+    except RecursionError as exc:  # json recurses per level: b"[" * 10**5 fits in the limit
+        raise ChatAPIError(400, "the body is JSON nested too deeply to be a chat request",
+                           hint="send a JSON object with model and messages.") from exc
     try:
         return ChatCompletionRequest.model_validate(raw)
     except ValidationError as exc:

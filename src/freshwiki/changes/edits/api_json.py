@@ -62,14 +62,21 @@ def _flag(record: dict[str, Any], key: str) -> bool:
 
 
 def _responses(path: Path) -> list[Any]:
-    text = path.read_text(encoding="utf-8-sig")
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:  # the API only writes UTF-8
+        raise ApiExportError(f"{path}: not UTF-8 text ({exc})", hint=_HINT) from None
+    try:
         try:
-            return [json.loads(line) for line in text.splitlines() if line.strip()]
-        except json.JSONDecodeError as exc:
-            raise ApiExportError(f"{path}: not JSON or JSONL ({exc})", hint=_HINT) from None
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            try:
+                return [json.loads(line) for line in text.splitlines() if line.strip()]
+            except json.JSONDecodeError as exc:
+                raise ApiExportError(f"{path}: not JSON or JSONL ({exc})", hint=_HINT) from None
+    except RecursionError:  # json recurses per level of nesting: [[[[... is not an export
+        raise ApiExportError(f"{path}: JSON nested too deeply to be an API export",
+                             hint=_HINT) from None
     return data if isinstance(data, list) else [data]
 
 
@@ -102,35 +109,40 @@ def _revision(page: PageRef, rev: dict[str, Any], path: Path) -> Revision:
     try:
         rev_id = int(rev["revid"])
         stamp = dt.datetime.fromisoformat(str(rev["timestamp"]).replace("Z", "+00:00"))
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, OverflowError) as exc:
         raise ApiExportError(
             f"{path}: page {page.title!r}: a revision without a valid revid/timestamp ({exc})",
             hint="request rvprop=ids|timestamp|... (see the hint of a missing field)",
         ) from None
+    try:  # 0 or absent: none (the API gives parentid 0 for a page's first revision)
+        parent = int(rev["parentid"]) if rev.get("parentid") else None
+        user_id = int(rev["userid"]) if rev.get("userid") else None
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ApiExportError(
+            f"{path}: page {page.title!r}: revision {rev_id}: parentid or userid is not a "
+            f"number ({exc})", hint=_HINT) from None
     text = _content(rev)
     contributor: Contributor | None = None
     if not _flag(rev, "userhidden") and isinstance(rev.get("user"), str):
         if _flag(rev, "anon"):
             contributor = Contributor(ip=rev["user"])
         else:
-            user_id = rev.get("userid")
-            contributor = Contributor(username=rev["user"],
-                                      user_id=int(user_id) if user_id else None)
+            contributor = Contributor(username=rev["user"], user_id=user_id)
     comment = rev.get("comment")
     sha1 = rev.get("sha1")
-    parent = rev.get("parentid")
     size = rev.get("size")
     return Revision(
         page=page,
         id=rev_id,
         timestamp=stamp if stamp.tzinfo else stamp.replace(tzinfo=dt.UTC),
         text=text if text is not None else "",
-        parent_id=int(parent) if parent else None,  # the API gives 0 for a page's first
+        parent_id=parent,
         contributor=contributor,
         comment=(comment or None) if not _flag(rev, "commenthidden") else None,
         sha1=(sha1 or None) if text is not None and not _flag(rev, "sha1hidden") else None,
         size=int(size) if text is not None and isinstance(size, int) else (
-            len(text.encode("utf-8")) if text is not None else None),
+            # JSON may escape a lone surrogate ("\ud800"), which strict UTF-8 cannot encode
+            len(text.encode("utf-8", "surrogatepass")) if text is not None else None),
         minor=_flag(rev, "minor"),
     )
 
@@ -161,15 +173,19 @@ def iter_api_revisions(
             try:
                 page = PageRef(id=int(page_data["pageid"]), title=str(page_data["title"]),
                                namespace=int(page_data.get("ns", 0)))
-            except (KeyError, TypeError, ValueError):
+            except (KeyError, TypeError, ValueError, OverflowError):
                 raise ApiExportError(f"{source}: a page without pageid/title",
                                      hint=_HINT) from None
             if namespaces is not None and page.namespace not in namespaces:
                 continue
+            listed = page_data.get("revisions", [])
+            if not isinstance(listed, list):
+                raise ApiExportError(f"{source}: page {page.title!r}: revisions is not a list",
+                                     hint=_HINT)
             _, revisions = by_page.setdefault(page.id, (page, []))
             # A revision saved twice (overlapping continuations) is kept twice: the
             # labeller records it as a duplicate rather than this reader hiding it.
-            revisions.extend(_revision(page, rev, source) for rev in page_data.get("revisions", []))
+            revisions.extend(_revision(page, rev, source) for rev in listed)
     if not pages_seen:
         raise ApiExportError(f"{source}: the export holds no page with revisions",
                              hint=_HINT)

@@ -12,7 +12,6 @@ download was read in full or why it was not.
 from __future__ import annotations
 
 import datetime as dt
-import zipfile
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,6 +34,7 @@ from freshwiki.changes.notes.tables import (
     KIND_NAMES,
     MISLEADING_COLUMNS,
     NOT_MISLEADING_COLUMNS,
+    UNREADABLE,
     NotesFormatError,
     Table,
     TableKind,
@@ -164,7 +164,20 @@ def normalise_status(value: str) -> str:
 
 def _note_id(value: str) -> int | None:
     value = value.strip()
-    return int(value) if value.isdigit() else None
+    # isdigit() alone also accepts "²" and other digits int() refuses: ASCII digits only.
+    return int(value) if value.isascii() and value.isdigit() else None
+
+
+def _created_at(value: str) -> dt.datetime | None:
+    """``createdAtMillis`` as a UTC time; ``None`` when not a whole number of a real date."""
+    value = value.strip()
+    digits = value[1:] if value.startswith("-") else value
+    if not (digits.isascii() and digits.isdigit()):
+        return None
+    try:
+        return _EPOCH + dt.timedelta(milliseconds=int(value))
+    except OverflowError:  # beyond the years 1-9999 a datetime can hold
+        return None
 
 
 class _Reader:
@@ -189,8 +202,7 @@ class _Reader:
                         self.on_progress(table.source.name, position(), total)
                 if self.on_progress is not None:
                     self.on_progress(table.source.name, total, total)
-        except (EOFError, OSError, UnicodeDecodeError, zipfile.BadZipFile) as exc:
-            # gzip.BadGzipFile is an OSError; a truncated download ends in EOFError.
+        except UNREADABLE as exc:
             raise NotesFormatError(
                 f"{table.source.name}: unreadable after {report.rows} rows ({exc})",
                 hint="the file is truncated, corrupt or not UTF-8; download it again.",
@@ -344,8 +356,8 @@ def load_notes(folder: Path, posts: Path | None = None, *,
             if note_id in seen_notes:
                 rep.skipped["duplicate noteId (first row kept)"] += 1
                 return
-            millis = row[cols.created].strip()
-            if not millis.lstrip("-").isdigit():
+            created = _created_at(row[cols.created])
+            if created is None:
                 rep.skipped["createdAtMillis is not a number"] += 1
                 return
             post_id = row[cols.tweet_id].strip()
@@ -371,7 +383,7 @@ def load_notes(folder: Path, posts: Path | None = None, *,
                 report.excluded[reason] += 1
                 return
             report.labels[label] += 1
-            pending[note_id] = (cols.note(row, str(note_id), int(millis), post_id),
+            pending[note_id] = (cols.note(row, str(note_id), created, post_id),
                                 label, status, source)
 
         reader.scan(table, file_report(table), note_row)
@@ -464,11 +476,12 @@ class _NoteColumns:
         self.not_misleading = [(name, index[name]) for name in NOT_MISLEADING_COLUMNS
                                if name in index]
 
-    def note(self, row: list[str], note_id: str, millis: int, post_id: str) -> Note:
+    def note(self, row: list[str], note_id: str, created_at: dt.datetime, post_id: str
+             ) -> Note:
         return Note(
             note_id=note_id,
             post_id=post_id,
-            created_at=_EPOCH + dt.timedelta(milliseconds=millis),
+            created_at=created_at,
             classification=row[self.classification].strip(),
             summary=row[self.summary],
             author_id=row[self.author].strip() if self.author is not None else "",

@@ -14,11 +14,12 @@ import csv
 import gzip
 import io
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Literal, cast
+from typing import IO, Final, Literal, cast
 
 from freshwiki.errors import FreshwikiError
 
@@ -27,6 +28,13 @@ TableKind = Literal["notes", "ratings", "status_history", "scored_notes", "user_
 
 class NotesFormatError(FreshwikiError):
     """A Community Notes input file cannot be read as the table it appears to be."""
+
+
+UNREADABLE: Final = (UnicodeDecodeError, OSError, EOFError, zipfile.BadZipFile,
+                     NotImplementedError, zlib.error)
+"""What reading a damaged download raises: bad UTF-8, a truncated or corrupt gzip
+(``BadGzipFile`` is an ``OSError``, a cut one ends in ``EOFError``), a damaged zip (its
+member's compression method unknown: ``NotImplementedError``; its deflate data: ``zlib.error``)."""
 
 
 _MISLEADING = (
@@ -234,7 +242,7 @@ def read_header(source: Source) -> tuple[str, ...] | None:
     try:
         with open_text(source) as (text, _, _):
             line = text.readline(1 << 16)
-    except (UnicodeDecodeError, OSError, EOFError, zipfile.BadZipFile, gzip.BadGzipFile):
+    except UNREADABLE:
         return None
     line = line.rstrip("\r\n")
     if "\t" not in line:

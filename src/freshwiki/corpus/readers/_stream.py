@@ -12,6 +12,7 @@ import gzip
 import lzma
 import os
 import re
+import zlib
 from pathlib import Path
 from typing import IO, Any, Final, Literal, cast
 
@@ -118,7 +119,7 @@ class _Source:
             chunk = self.stream.read(_CHUNK)
         except EOFError as exc:  # bz2/gzip/xz: input ended before the end-of-stream marker
             raise _StreamBroken(f"compressed data ends early ({exc})", truncated=True) from exc
-        except (OSError, lzma.LZMAError) as exc:
+        except (OSError, lzma.LZMAError, zlib.error) as exc:  # zlib.error: gzip's deflate data
             raise _StreamBroken(f"compressed data is corrupt ({exc})", truncated=False) from exc
         if not chunk:
             self.eof = True

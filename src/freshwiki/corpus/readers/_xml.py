@@ -290,7 +290,7 @@ def _parse_revision(chunk: bytearray, offset: int, parser: Any, page: PageRef) -
             if tag == "id":
                 rev_id = int(el.text)
             elif tag == "timestamp":
-                stamp = _parse_timestamp(el.text)
+                stamp = _parse_timestamp(el.text or "")  # <timestamp/>: None, not ""
             elif tag == "contributor":
                 if el.get("deleted") is None:
                     contributor = _parse_contributor(el)
@@ -307,7 +307,7 @@ def _parse_revision(chunk: bytearray, offset: int, parser: Any, page: PageRef) -
                 sha1 = (el.text or "").strip() or None
             elif tag == "minor":
                 minor = True
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:  # Overflow: past year 9999 in UTC
         raise _BadElement(f"revision has a bad number or timestamp ({exc})", offset) from None
     if rev_id is None or stamp is None:
         raise _BadElement("revision has no <id> or no <timestamp>", offset)
