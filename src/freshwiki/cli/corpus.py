@@ -35,10 +35,13 @@ def corpus_ingest(
         help="Store each revision's wikitext (needed to re-process; large for histories).")
     ] = True,
     engine: Annotated[str, typer.Option(
-        help="local (process pool) or ray (Ray Data; a cluster via --ray-address).")
+        help="local (process pool) or ray (Ray tasks; a cluster via --ray-address).")
     ] = "local",
     ray_address: Annotated[str | None, typer.Option(
         help="Ray cluster address for --engine ray [RAY_ADDRESS].")] = None,
+    max_in_flight: Annotated[int, typer.Option(
+        min=0, help="Batches of 16 revisions out at most, bounding memory (0: 2 per worker, or "
+        "per CPU of the Ray cluster).")] = 0,
 ) -> None:
     """Read sources into the corpus store: clean text, sections, tags, passages."""
     from freshwiki.corpus.ingest import IngestOptions, ingest
@@ -65,7 +68,8 @@ def corpus_ingest(
                 report = ingest(path, store, options=options, workers=workers or None,
                                 skip_bad_pages=skip_bad_pages,
                                 namespaces=None if all_namespaces else {0},
-                                on_progress=update, engine=engine, ray_address=ray_address)
+                                on_progress=update, engine=engine, ray_address=ray_address,
+                                max_in_flight=max_in_flight or None)
             out.print(
                 f"[green]✓[/green] {path}: {report.revisions_added} revisions added, "
                 f"{report.revisions_skipped_existing} already stored, "

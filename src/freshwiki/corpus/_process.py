@@ -1,19 +1,31 @@
-"""The pure per-revision work of ingest: clean, segment, cut into passages.
+"""The pure per-revision work of ingest, and what every engine shares to run it.
 
 Kept apart from :mod:`freshwiki.corpus.ingest` because every engine runs it: the local
-process pool in ``ingest`` and the Ray pipeline in ``_ray_engine``. Both import it from here,
+process pool in ``ingest`` and the Ray tasks in ``_ray_engine``. Both import it from here,
 so neither engine imports the other's module to reach it.
+
+What an engine sends a worker is a :class:`CleanJob`, not the :class:`Revision`: the
+wikitext and the four fields the passages carry. Contributor, comment, sha1 and the rest
+stay with the reader, which needs them to write the store anyway, and a worker returns only
+the passages. So the bytes that cross a process or network boundary are the text going out
+and the passages coming back, once each.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple, TypeVar
 
 from freshwiki.corpus.segment import DEFAULT_MAX_WORDS, make_passages
 from freshwiki.corpus.wikitext import clean_wikitext
 from freshwiki.records import Paragraph, Passage, Revision
 
 Processed = tuple[Revision, list[Passage]]
+Handle = TypeVar("Handle")
+"""An engine's reference to one submitted batch (a ``Future``, a Ray ``ObjectRef``)."""
 
 
 @dataclass(frozen=True)
@@ -25,6 +37,33 @@ class IngestOptions:
     keep_infobox: bool = False
     keep_text: bool = True
     skip_redirects: bool = True
+
+
+class CleanJob(NamedTuple):
+    """Everything cleaning one revision needs, and nothing else: what a worker is sent.
+
+    A tuple, so it pickles as its values and one class reference.
+    """
+
+    text: str
+    text_format: str
+    title: str
+    page_id: int
+    revision_id: int
+    timestamp: dt.datetime | None
+    """``None`` when the source gave no date (the passages then carry none)."""
+
+
+def clean_job(revision: Revision) -> CleanJob:
+    """The part of ``revision`` a worker needs."""
+    return CleanJob(
+        revision.text,
+        revision.text_format,
+        revision.page.title,
+        revision.page.id,
+        revision.id,
+        revision.timestamp if revision.dated else None,
+    )
 
 
 def is_redirect(revision: Revision) -> bool:
@@ -40,23 +79,103 @@ def plain_paragraphs(text: str) -> list[Paragraph]:
     return [Paragraph((), line.strip()) for line in text.splitlines() if line.strip()]
 
 
-def process_revision(revision: Revision, options: IngestOptions) -> Processed:
-    """Clean, segment and cut one revision into passages. Pure: safe in any worker."""
-    if revision.text_format == "plain":
-        paragraphs = plain_paragraphs(revision.text)
+def job_passages(job: CleanJob, options: IngestOptions) -> list[Passage]:
+    """Clean, segment and cut one revision's text into passages. Pure: safe in any worker."""
+    if job.text_format == "plain":
+        paragraphs = plain_paragraphs(job.text)
     else:
         paragraphs = clean_wikitext(
-            revision.text,
-            title=revision.page.title,
+            job.text,
+            title=job.title,
             keep_tables=options.keep_tables,
             keep_infobox=options.keep_infobox,
         )
-    passages = make_passages(
+    return make_passages(
         paragraphs,
-        page_id=revision.page.id,
-        revision_id=revision.id,
-        title=revision.page.title,
-        timestamp=revision.timestamp if revision.dated else None,
+        page_id=job.page_id,
+        revision_id=job.revision_id,
+        title=job.title,
+        timestamp=job.timestamp,
         max_words=options.max_words,
     )
-    return revision, passages
+
+
+def clean_batch(jobs: Sequence[CleanJob], options: IngestOptions) -> list[list[Passage]]:
+    """A worker's unit of work, in every engine: the passages of each job, in order."""
+    return [job_passages(job, options) for job in jobs]
+
+
+def process_revision(revision: Revision, options: IngestOptions) -> Processed:
+    """Clean, segment and cut one revision into passages. Pure: safe in any worker."""
+    return revision, job_passages(clean_job(revision), options)
+
+
+def batched(items: Iterable[Revision], size: int) -> Iterator[list[Revision]]:
+    """Batches of ``size``, the unit every engine sends out and the store writes.
+
+    If the source fails, the partial batch is still yielded before the error propagates, so
+    every revision read before a fault reaches the store, whichever engine runs.
+    """
+    batch: list[Revision] = []
+    try:
+        for item in items:
+            batch.append(item)
+            if len(batch) == size:
+                yield batch
+                batch = []
+    except Exception:
+        if batch:
+            yield batch
+        raise
+    if batch:
+        yield batch
+
+
+def stream_batches(
+    revisions: Iterable[Revision],
+    *,
+    batch_size: int,
+    max_in_flight: int,
+    submit: Callable[[list[CleanJob]], Handle],
+    ready: Callable[[Handle], bool],
+    result: Callable[[Handle], list[list[Passage]]],
+    cancel: Callable[[Handle], object],
+) -> Iterator[list[Processed]]:
+    """The driver loop of every parallel engine: a bounded, ordered window of batches.
+
+    Each batch is submitted as soon as it is read, so reading overlaps the work; at most
+    ``max_in_flight`` batches are out, so the reader never runs further ahead of the store
+    than that and memory is flat in the input size. Batches are handed over from the head
+    of the window, in input order however they finish; a head that is ``ready`` is handed
+    over at once rather than when the window is full, so storing keeps pace.
+
+    Faults: a source fault hands over every batch already submitted, then propagates, so
+    every revision read before it reaches the store. A failed batch propagates its error
+    at once: the store then holds exactly the batches before it. Batches still out when
+    the consumer stops early (or on an error) are cancelled.
+    """
+    pending: deque[tuple[list[Revision], Handle]] = deque()
+
+    def done() -> list[Processed]:
+        batch, handle = pending.popleft()
+        return list(zip(batch, result(handle), strict=True))
+
+    source = batched(revisions, batch_size)
+    try:
+        while True:
+            try:
+                batch = next(source)
+            except StopIteration:
+                break
+            except Exception:
+                while pending:
+                    yield done()
+                raise
+            pending.append((batch, submit([clean_job(r) for r in batch])))
+            while pending and (len(pending) >= max_in_flight or ready(pending[0][1])):
+                yield done()
+        while pending:
+            yield done()
+    finally:
+        for _, handle in pending:
+            cancel(handle)

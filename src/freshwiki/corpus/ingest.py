@@ -2,26 +2,31 @@
 
 The per-revision work (wikitext cleaning, segmentation) is a pure function of one revision,
 :func:`process_revision`, so it can run anywhere: in this process, in a local process pool,
-or as a Ray Data map on a cluster. Work is sent to the pool in batches with a bounded number
-in flight, so memory stays flat however large the dump is, and results are written in input
-order in one transaction per batch: a crash loses at most the batches in flight.
+or as Ray tasks on a cluster. Work is sent out in batches with a bounded number in flight,
+so memory stays flat however large the dump is, and results are written in input order in
+one transaction per batch: a crash loses at most the batches in flight. Both engines send a
+worker only what cleaning needs (:class:`~freshwiki.corpus._process.CleanJob`) and get back
+only the passages; the revisions themselves never leave this process.
 """
 
 from __future__ import annotations
 
 import os
-from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from freshwiki.corpus._process import (
+    CleanJob,
     IngestOptions,
     Processed,
+    batched,
+    clean_batch,
     is_redirect,
     plain_paragraphs,
     process_revision,
+    stream_batches,
 )
 from freshwiki.corpus._ray_engine import process_all_ray
 from freshwiki.corpus.readers import DumpReadError, ReadReport, read_source
@@ -64,36 +69,6 @@ class IngestReport:
         }
 
 
-def _batch_passages(batch: Sequence[Revision], options: IngestOptions) -> list[list[Passage]]:
-    """A worker's job: the passages of each revision, and only those.
-
-    The revisions stay with the parent, which already has them, so their text (most of the
-    bytes) is not pickled back.
-    """
-    return [process_revision(r, options)[1] for r in batch]
-
-
-def _batched(items: Iterable[Revision], size: int) -> Iterator[list[Revision]]:
-    """Batches of ``size``.
-
-    If the source fails, the partial batch is still yielded before the error propagates, so
-    every revision read before a fault reaches the store.
-    """
-    batch: list[Revision] = []
-    try:
-        for item in items:
-            batch.append(item)
-            if len(batch) == size:
-                yield batch
-                batch = []
-    except Exception:
-        if batch:
-            yield batch
-        raise
-    if batch:
-        yield batch
-
-
 def process_all(
     revisions: Iterable[Revision],
     options: IngestOptions,
@@ -104,37 +79,35 @@ def process_all(
 ) -> Iterator[list[Processed]]:
     """Yield processed batches in input order, using ``workers`` processes (1: in-process).
 
-    At most ``max_in_flight`` batches (default: 2 per worker) are queued, so the reader
-    never runs ahead of the workers by more than that: memory is flat in the input size.
+    The window is :func:`~freshwiki.corpus._process.stream_batches`, shared with the Ray
+    engine: at most ``max_in_flight`` batches (default: 2 per worker) are queued, so the
+    reader never runs ahead of the workers by more than that and memory is flat in the
+    input size. A worker is sent each revision's :class:`CleanJob` and returns its
+    passages; the revisions stay in this process, which writes them, so their metadata is
+    never pickled and their text only one way.
+
     Batches are small because a worker's last batch is the tail the others wait for: with
     64, two workers on the 106-article sample dump split the work 64/42 and took 1.19 s;
     with 16, 0.99 s. Per-batch overhead (pickling, one transaction) stays far below that.
     """
-    batches = _batched(revisions, batch_size)
     if workers <= 1:
-        for batch in batches:
+        for batch in batched(revisions, batch_size):
             yield [process_revision(r, options) for r in batch]
         return
-    limit = max_in_flight or 2 * workers
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        pending: deque[tuple[list[Revision], Future[list[list[Passage]]]]] = deque()
 
-        def done() -> list[Processed]:
-            batch, future = pending.popleft()
-            return list(zip(batch, future.result(), strict=True))
+        def submit(jobs: list[CleanJob]) -> Future[list[list[Passage]]]:
+            return pool.submit(clean_batch, jobs, options)
 
-        try:
-            for batch in batches:
-                pending.append((batch, pool.submit(_batch_passages, batch, options)))
-                if len(pending) >= limit:
-                    yield done()
-        except Exception:
-            # A source fault: finish and hand over the work already read, then re-raise.
-            while pending:
-                yield done()
-            raise
-        while pending:
-            yield done()
+        yield from stream_batches(
+            revisions,
+            batch_size=batch_size,
+            max_in_flight=max_in_flight or 2 * workers,
+            submit=submit,
+            ready=Future.done,
+            result=Future.result,
+            cancel=Future.cancel,
+        )
 
 
 def ingest(
@@ -148,6 +121,7 @@ def ingest(
     on_progress: Callable[[int, int], None] | None = None,
     engine: str = "local",
     ray_address: str | None = None,
+    max_in_flight: int | None = None,
 ) -> IngestReport:
     """Read ``source``, process every revision and store it with its passages.
 
@@ -161,9 +135,12 @@ def ingest(
         skip_bad_pages: Skip pages that cannot be read, reporting each, instead of stopping.
         namespaces: Namespaces to keep (default: articles only); ``None`` keeps all.
         on_progress: Called with (revisions done, bytes read) after each batch.
-        engine: ``local`` (process pool) or ``ray`` (Ray Data, local or on a cluster).
+        engine: ``local`` (process pool) or ``ray`` (Ray tasks, local or on a cluster).
         ray_address: Ray cluster address for ``engine="ray"`` (default: ``RAY_ADDRESS``, else
             a local Ray instance).
+        max_in_flight: Batches sent out and not yet stored, at most (default: 2 per worker
+            process, or per CPU of the Ray cluster). Bounds memory: the reader never runs
+            further ahead of the store than this.
     """
     if engine not in ("local", "ray"):
         raise FreshwikiError(f"unknown engine {engine!r}", hint="use 'local' or 'ray'.")
@@ -190,9 +167,11 @@ def ingest(
 
     kept = (r for r in wanted if keep(r))
     if engine == "ray":
-        batches = process_all_ray(kept, options, address=ray_address)
+        batches = process_all_ray(kept, options, address=ray_address,
+                                  max_in_flight=max_in_flight)
     else:
-        batches = process_all(kept, options, workers=workers or os.cpu_count() or 1)
+        batches = process_all(kept, options, workers=workers or os.cpu_count() or 1,
+                              max_in_flight=max_in_flight)
     done = 0
     try:
         for batch in batches:
