@@ -860,6 +860,11 @@ def scenario_fuzz(args: argparse.Namespace, work: Path) -> dict[str, Any]:
 # -- main ------------------------------------------------------------------------------------
 
 
+def git_commit() -> str:
+    return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                          cwd=HERE).stdout.strip()
+
+
 def collect_goals(out: dict[str, Any]) -> dict[str, bool]:
     return {f"{name}.{goal}": met for name, data in out.items()
             for goal, met in data.get("goals", {}).items()}
@@ -881,7 +886,7 @@ def write_results(results_path: Path, out: dict[str, Any], scenarios: list[str],
                    f"{os.cpu_count()} cores (shared)",
         "python": platform.python_version(),
         "seconds": round(time.perf_counter() - started, 1),
-        "scenarios": scenarios, "complete": list(out),
+        "scenarios_this_run": scenarios, "complete": list(out),
         "data": {
             "load": "12 real Wikipedia lead paragraphs from ../shared/data/wikipedia/topics "
                     "(WikiChat's head/tail/recent sets), copied to a temporary data folder",
@@ -921,6 +926,9 @@ def main() -> int:
     parser.add_argument("--fuzz-budget", type=float, default=400.0,
                         help="Seconds at most per fuzz target.")
     parser.add_argument("--seed", type=int, default=16)
+    parser.add_argument("--update", action="store_true",
+                        help="Keep the other scenarios of the existing result file and replace "
+                             "only those run now (each scenario records its own commit).")
     parser.add_argument("--quick", action="store_true",
                         help="A small run of everything (8 sessions, 40 questions, 3 kills, "
                              "2,000 fuzz inputs per target).")
@@ -933,6 +941,9 @@ def main() -> int:
     results_path = RESULTS.with_name("reliability_quick.json") if args.quick else RESULTS
     started = time.perf_counter()
     out: dict[str, Any] = {}
+    if args.update and results_path.exists():
+        kept = json.loads(results_path.read_text(encoding="utf-8"))
+        out = {name: kept[name] for name in kept.get("complete", []) if name not in scenarios}
     cache: dict[str, Reference] = {}
     with tempfile.TemporaryDirectory(prefix="freshwiki-reliability-") as tmp:
         work = Path(tmp)
@@ -951,6 +962,8 @@ def main() -> int:
                 else:
                     raise SystemExit(f"unknown scenario {name!r}")
                 out[name]["seconds"] = round(time.perf_counter() - t0, 1)
+                out[name]["commit"] = git_commit()
+                out[name]["date"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
                 # Written after every scenario: a later one that crashes or is stopped
                 # loses only itself ("complete" says which scenarios the file holds).
                 write_results(results_path, out, scenarios, started)

@@ -7,6 +7,7 @@ unauthenticated client would get; the last test fills the chat queue of a live s
 from __future__ import annotations
 
 import dataclasses
+import http.client
 import os
 import subprocess
 import sys
@@ -21,7 +22,7 @@ import pytest
 
 from freshwiki.config import Settings
 from freshwiki.retrieval import HybridIndex
-from freshwiki.serve import create_app
+from freshwiki.serve import RETRY_AFTER_S, create_app
 from tests.conftest import write_small_topics
 from tests.e2e.fixtures import free_port
 from tests.serve.conftest import start_server
@@ -189,3 +190,21 @@ def test_turns_beyond_the_queue_get_503_with_retry_after(
         engine.gate.set()
         server.should_exit = True
         thread.join(timeout=30)
+
+
+@pytest.mark.e2e
+def test_an_idle_connection_outlives_the_retry_after_it_asks_for(served: Served) -> None:
+    # Found under load (experiments/reliability.py, 50 sessions): a client told to come back
+    # in 5 s that reused its connection met uvicorn closing it after its default 5 s keep-alive.
+    conn = http.client.HTTPConnection("127.0.0.1", served.port, timeout=60)
+    try:
+        conn.request("GET", "/healthz")
+        assert conn.getresponse().read() and conn.sock is not None
+        first = conn.sock
+        time.sleep(RETRY_AFTER_S + 1)
+        conn.request("GET", "/healthz")  # a closed connection: RemoteDisconnected here
+        response = conn.getresponse()
+        assert response.status == 200 and response.read()
+        assert conn.sock is first  # answered on the same connection
+    finally:
+        conn.close()

@@ -31,7 +31,7 @@ def serve(
     import uvicorn
 
     from freshwiki.retrieval import resolve_index_name
-    from freshwiki.serve import create_app
+    from freshwiki.serve import KEEP_ALIVE_S, create_app
 
     pipeline_mode = chat_mode(mode)
     if k < 1:
@@ -65,6 +65,6 @@ def serve(
                                model_name=settings.model if chat else "",
                                on_shutdown=[llm.aclose] if llm is not None else (),
                                host=host),
-                    host=host, port=port, log_level="warning")
+                    host=host, port=port, log_level="warning", timeout_keep_alive=KEEP_ALIVE_S)
     finally:
         index.close()

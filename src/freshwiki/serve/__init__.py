@@ -10,8 +10,10 @@ checks of :class:`RequestGuard` (host, origin, API key, JSON content type, body 
 
 from freshwiki.serve._app import create_app
 from freshwiki.serve._chat import (
+    KEEP_ALIVE_S,
     MAX_ASSISTANT_CHARS,
     MAX_HISTORY_MESSAGES,
+    RETRY_AFTER_S,
     ChatAPIError,
     ChatService,
 )
@@ -20,9 +22,11 @@ from freshwiki.serve._search import ATTRIBUTION, MAX_QUERY_CHARS, hit_payload, s
 
 __all__ = [
     "ATTRIBUTION",
+    "KEEP_ALIVE_S",
     "MAX_ASSISTANT_CHARS",
     "MAX_HISTORY_MESSAGES",
     "MAX_QUERY_CHARS",
+    "RETRY_AFTER_S",
     "ChatAPIError",
     "ChatService",
     "RequestGuard",

@@ -52,9 +52,16 @@ from freshwiki.llm import LLMError
 from freshwiki.serve._search import ATTRIBUTION
 
 MAX_HISTORY_MESSAGES = 200
+"""Most messages one request may carry (413 beyond): the pipeline reads the whole history."""
+RETRY_AFTER_S = 5
+"""Seconds a client refused for a full chat queue is told to wait (``Retry-After``)."""
+KEEP_ALIVE_S = 30
+"""Seconds the server keeps an idle connection open: longer than :data:`RETRY_AFTER_S`.
+Measured (``experiments/reliability.py``, 50 sessions): with uvicorn's default of 5 s, a
+client that waited the 5 s it was told and reused its connection met the server closing it
+at that moment and got a connection error instead of an answer."""
 MAX_ASSISTANT_CHARS = 32_000
 """An earlier reply sent back in the history: ours are far shorter; more is not a reply."""
-"""Most messages one request may carry (413 beyond): the pipeline reads the whole history."""
 
 _log = logging.getLogger(__name__)
 
@@ -193,7 +200,7 @@ class ChatService:
             raise ChatAPIError(503, f"{self.active} chat turns are already under way; the "
                                f"server takes {self.queue} at once",
                                hint="retry in a few seconds, or raise FRESHWIKI_CHAT_QUEUE.",
-                               kind="service_unavailable", retry_after=5)
+                               kind="service_unavailable", retry_after=RETRY_AFTER_S)
         self.active += 1
 
     def release(self) -> None:
