@@ -77,3 +77,26 @@ def test_a_zip_member_with_an_unknown_compression_method_is_a_format_error(
     with pytest.raises(NotesFormatError, match="no notes file") as caught:
         load_notes(tmp_path)
     assert str(tmp_path) in str(caught.value)
+
+
+def test_a_zip_member_flagged_encrypted_is_a_format_error(tmp_path: Path) -> None:
+    # Found by the 10^5 fuzzing run: a flipped flag bit marks a member encrypted, and
+    # zipfile's open() then raised a bare RuntimeError ("password required").
+    import io
+    import struct
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("scored.tsv", tsv(SCORED_HEADER, [scored_row(201, CRH)]))
+    data = bytearray(buffer.getvalue())
+    data[6:8] = struct.pack("<H", 0x1)  # the local header's flag bits: encrypted
+    central = data.find(b"PK\x01\x02")
+    data[central + 8:central + 10] = struct.pack("<H", 0x1)
+    write(tmp_path / "notes.tsv", tsv(NOTES_HEADER, [note_row(201, millis(2024, 5, 3),
+                                                              9001, "A note.")]))
+    (tmp_path / "scored.zip").write_bytes(bytes(data))
+    with pytest.raises(NotesFormatError, match="encrypted") as caught:
+        load_notes(tmp_path)
+    assert str(tmp_path / "scored.zip") in str(caught.value)
+    assert "scored.tsv" in str(caught.value)

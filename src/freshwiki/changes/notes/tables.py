@@ -200,6 +200,12 @@ def open_text(source: Source) -> Iterator[tuple[IO[str], Callable[[], int], int]
         if source.member is not None:
             archive = stack.enter_context(zipfile.ZipFile(raw))
             info = archive.getinfo(source.member)
+            if info.flag_bits & 0x1:  # zipfile would raise a bare RuntimeError on open
+                raise NotesFormatError(
+                    f"{source.path}: member {source.member!r} is encrypted",
+                    hint="the Community Notes downloads are not encrypted: download the file "
+                    "again, or unpack it with its password and pass the folder.",
+                )
             member = stack.enter_context(archive.open(info))
             binary, position, total = member, member.tell, info.file_size
         elif _compression(source.path) == "gzip":
