@@ -63,7 +63,6 @@ import hashlib
 import json
 import os
 import platform
-import re
 import resource
 import secrets
 import shutil
@@ -81,6 +80,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+# The ingest benchmark's copies of the sample dump: same pages, ids shifted per copy.
+from ingest import copy_page, sample_parts
+
 ROOT = Path(__file__).resolve().parent
 REPO = ROOT.parent
 RESULTS_PATH = ROOT / "results" / "ray_cluster.json"
@@ -89,7 +91,6 @@ DUMP_PATH = (
     / "enwiki-pages-articles-sample.xml.bz2"
 )
 GOAL = 0.8
-ID_STRIDE = 1_000_000_000  # page and revision ids of copy k are shifted by k * ID_STRIDE
 BUSY_OTHERS = 0.5  # other runnable tasks (mean) from which the machine counts as busy
 NODE_START_TIMEOUT_S = 120.0
 ENGINES = ("serial", "pool", "ray")
@@ -153,41 +154,8 @@ def git_state() -> dict[str, Any]:
 
 # -- the input --------------------------------------------------------------------------------
 
-_PAGE_RE = re.compile(rb"[ \t]*<page>.*?</page>[ \t]*\n?", re.S)
-_TITLE_RE = re.compile(rb"<title>(.*?)</title>")
-_PAGE_ID_RE = re.compile(rb"(</ns>\s*<id>)(\d+)(</id>)")
-_REV_ID_RE = re.compile(rb"(<revision>\s*<id>)(\d+)(</id>)")
-_PARENT_ID_RE = re.compile(rb"(<parentid>)(\d+)(</parentid>)")
-
-
-def article_pages(dump: Path) -> tuple[bytes, list[bytes], bytes]:
-    """Header (up to the first page), the article pages (ns 0, not redirects), footer."""
-    with bz2.open(dump, "rb") as fh:
-        data = fh.read()
-    first = _PAGE_RE.search(data)
-    assert first is not None
-    pages = [p for p in _PAGE_RE.findall(data) if b"<ns>0</ns>" in p and b"<redirect" not in p]
-    return data[: first.start()], pages, b"</mediawiki>\n"
-
-
-def copy_page(page: bytes, k: int) -> bytes:
-    """Copy ``k`` of a page: its own page id, revision id and title."""
-    if k == 0:
-        return page
-    shift = k * ID_STRIDE
-
-    def bump(m: re.Match[bytes]) -> bytes:
-        return m.group(1) + str(int(m.group(2)) + shift).encode() + m.group(3)
-
-    page = _TITLE_RE.sub(lambda m: b"<title>" + m.group(1) + b" (copy %d)</title>" % k,
-                         page, count=1)
-    page = _PAGE_ID_RE.sub(bump, page, count=1)
-    page = _REV_ID_RE.sub(bump, page, count=1)
-    return _PARENT_ID_RE.sub(bump, page, count=1)
-
-
 def write_input(dump: Path, copies: int, path: Path) -> dict[str, Any]:
-    header, pages, footer = article_pages(dump)
+    header, pages, footer = sample_parts(dump)
     xml_bytes = 0
     with bz2.open(path, "wb", compresslevel=9) as out:
         for part in (header, *(copy_page(p, k) for k in range(copies) for p in pages), footer):
