@@ -18,7 +18,11 @@ A reply is scored by rules, then by reading where rules cannot tell:
   **unspecific** (true by the paragraph but not what was asked), or placed where the rules
   missed it (**correct**: "2.9 kilometers" for "2.9 km"; **partial**: "1880" for "October
   1880"; **I don't know**: a refusal), one line of reason each
-  (``experiments/data/chat_accuracy_labels.jsonl``; unread ones are reported as such).
+  (``experiments/data/chat_accuracy_labels.jsonl``; unread ones are reported as such);
+- a reply the rules place (correct, I don't know) can be re-placed by reading when it
+  states something false besides: its label names the rule outcome it ``overrides``
+  (every held-out reply of rag, fast and full was read for this; vanilla's and the development
+  set's were not).
 
 A **contradicted citation** is a wrong reply that cites the question's own paragraph: that
 paragraph states the gold answer, so it contradicts the reply it is cited for (rag's ``[n]``
@@ -230,7 +234,12 @@ def summary(system: str, rows: list[dict[str, Any]], labels: dict[str, dict[str,
     final = []
     for r in rows:
         label = labels.get(reply_key(system, r))
-        final.append(label["outcome"] if r["outcome"] == "other" and label else r["outcome"])
+        # A label applies to a reply the rules could not place, or to one whose rule outcome
+        # it names in "overrides": the rules see the gold answer in "Putin won ... [1] Joe
+        # Biden won the 2024 Russian presidential election [2]" and call it correct.
+        placed = label is not None and (r["outcome"] == "other"
+                                        or label.get("overrides") == r["outcome"])
+        final.append(label["outcome"] if placed and label else r["outcome"])
     count = collections.Counter(final)
     wrong = [r for r, f in zip(rows, final, strict=True) if f == "wrong"]
     return {
