@@ -169,3 +169,61 @@ def test_two_disagreeing_values_give_no_correction() -> None:
                   {"Cricket World Cup": "India", "India": "Australia"},
                   sentences(FINAL, WON), [CWC])
     assert check.verdict == "REFUTES" and check.correction == ""
+
+
+# Real leads (../shared/data/wikipedia/topics), cut to the sentences that matter, and two
+# passages about other subjects that hold the values a wrong draft claimed (written here).
+MALCZYK = Evidence("malczyk", "Malczyk", (),
+                   "Malczyk is a surname. Notable people with the surname include: Antoni "
+                   "Malczyk (1902–1972), Polish footballer, brother of Stanisław Malczyk.")
+SCHMIDT = Evidence("schmidt", "Tadeu Schmidt", (),
+                   "Tadeu Schmidt is a Brazilian television presenter. His brother is the "
+                   "basketball player Oscar Schmidt.")
+GRILLI = Evidence("grilli", "Jason Grilli", (),
+                  "The Giants traded him to the Florida Marlins in 1999, for whom he debuted "
+                  "on May 11, 2000.")
+OTHER = Evidence("other", "List of Major League Baseball players", (),
+                 "He debuted in Major League Baseball in 2013 with the Texas Rangers.")
+
+
+def split(*passages: Evidence) -> list[Sentence]:
+    return [Sentence(s, e) for e in passages for s in e.text.split(". ")]
+
+
+def test_a_value_read_off_a_passage_about_another_subject_supports_nothing() -> None:
+    # Full mode supported "Antoni Malczyk brother is named Tadeu Schmidt" from the Schmidt
+    # passage: the value was there, the subject was not.
+    question = "What is the full name of the footballer brother of Antoni Malczyk?"
+    claim = "Antoni Malczyk's brother is named Tadeu Schmidt."
+    assert focus_of(claim, question) == ["Tadeu Schmidt"]
+    check = judge(claim, question, {"Tadeu Schmidt": "Tadeu Schmidt"},
+                  split(MALCZYK, SCHMIDT), [MALCZYK, SCHMIDT])
+    assert check.verdict == "NOT ENOUGH INFO", check
+    assert "Antoni Malczyk" in check.rationale
+    # The true claim is supported by the passage that names both.
+    right = "Antoni Malczyk's brother is Stanisław Malczyk."
+    check = judge(right, question, {"Stanisław Malczyk": "Stanisław Malczyk"},
+                  split(MALCZYK, SCHMIDT), [MALCZYK, SCHMIDT])
+    assert check.verdict == "SUPPORTS" and check.evidence == (MALCZYK,), check
+
+
+def test_a_correction_comes_only_from_a_passage_about_the_claims_subject() -> None:
+    question = "What year did Jason Grilli debut in Major League Baseball?"
+    claim = "Jason Grilli debuted in Major League Baseball in 2015."
+    assert focus_of(claim, question) == ["2015"]
+    # 2013 is read off a passage about another player: the claim is still not shown
+    # (REFUTES), but nothing is offered in its place.
+    other = judge(claim, question, {"2015": "2013"}, split(GRILLI, OTHER), [GRILLI, OTHER])
+    assert other.verdict == "REFUTES" and other.correction == "", other
+    # The Grilli passage states his debut only as "he debuted" under its title; the title
+    # names him, so 2000 corrects the claim... but it does not say "Major League Baseball",
+    # so the claim's other span is missing and no correction is written either.
+    own = judge(claim, question, {"2015": "2000"}, split(GRILLI, OTHER), [GRILLI, OTHER])
+    assert own.verdict == "REFUTES" and own.correction == "", own
+    grilli_mlb = Evidence("grilli2", "Jason Grilli", (),
+                          "He played in Major League Baseball (MLB) for nine teams. He debuted "
+                          "on May 11, 2000.")
+    fixed = judge(claim, question, {"2015": "2000"}, split(grilli_mlb, OTHER),
+                  [grilli_mlb, OTHER])
+    assert fixed.verdict == "REFUTES"
+    assert fixed.correction == "Jason Grilli debuted in Major League Baseball in 2000.", fixed

@@ -19,8 +19,10 @@ than at judging a relation, so this verifier asks them only to read:
    (numbers and dates by value, names by words) → candidate SUPPORTS; a different value
    that the evidence really contains → REFUTES, and that value becomes the claim's
    *correction* (what the reply says instead, with its citation); an empty blank or a value
-   the evidence lacks → NOT ENOUGH INFO. A SUPPORTS also needs every other key span of the
-   claim to be stated in the evidence sentences and the claim's negation to match theirs.
+   the evidence lacks → NOT ENOUGH INFO. A SUPPORTS also needs one passage that gives the
+   value *and* every other key span of the claim (what it is about: a value read off a
+   passage about another subject supports nothing, and corrects nothing), and the claim's
+   negation to match its evidence's.
 
 A claim with no key span at all ("KickassTorrents was a torrent directory") is judged by
 words alone: SUPPORTS when one evidence sentence contains nearly all its content words with
@@ -315,6 +317,20 @@ def judge(claim: str, question: str | None, answers: dict[str, str],
                 found.append(s.evidence)
         return found
 
+    # The claim's other spans name what it is about (its subject, mostly). A value read off
+    # a passage that names none of them is about something else: measured in full mode,
+    # "Antoni Malczyk's brother is named Tadeu Schmidt" was supported by a passage on Tadeu
+    # Schmidt, and "Joe Biden won the 2024 Russian presidential election" by one on the US
+    # primaries. Such a value neither supports the claim nor corrects it.
+    rest = [span for span in key_spans(claim) if span not in answers]
+
+    def about(evidence: Evidence) -> str:
+        shown = " ".join(s.text for s in sentences if s.evidence == evidence)
+        return f"{evidence.title}. {shown}"
+
+    def where_about(value: str) -> list[Evidence]:
+        return [e for e in where(value) if all(stated(span, about(e)) for span in rest)]
+
     text = " ".join(f"{s.evidence.title}. {s.text}" for s in sentences)
     if not answers:  # no new key span: words, spans and polarity of one sentence
         wanted = _words(claim)
@@ -337,8 +353,9 @@ def judge(claim: str, question: str | None, answers: dict[str, str],
     if wrong:
         sources = where(next(iter(wrong.values())))
         why = "; ".join(f"the evidence gives {v!r}, not {s!r}" for s, v in wrong.items())
+        about_it = all(where_about(v) for v in wrong.values())
         return ClaimCheck(claim, "REFUTES", tuple(sources), why,
-                          correction=corrected(claim, wrong, answers, text))
+                          correction=corrected(claim, wrong, answers, text) if about_it else "")
     missing = [span for span, value in answers.items() if not value]
     if missing:
         return ClaimCheck(claim, "NOT ENOUGH INFO", tuple(default),
@@ -352,7 +369,13 @@ def judge(claim: str, question: str | None, answers: dict[str, str],
     if others:
         return ClaimCheck(claim, "NOT ENOUGH INFO", tuple(default),
                           f"the evidence does not state {', '.join(map(repr, others))}")
-    sources = where(next(iter(answers.values())))
+    sources = [e for e in where(next(iter(answers.values())))
+               if all(stated(v, about(e)) for v in answers.values())
+               and all(stated(span, about(e)) for span in rest)]
+    if not sources:
+        return ClaimCheck(claim, "NOT ENOUGH INFO", tuple(default),
+                          "no one passage gives the value with what the claim is about "
+                          f"({', '.join(map(repr, rest))})")
     if _negated(claim) and not any(_negated(s.text) for s in sentences
                                    if s.evidence in sources):
         return ClaimCheck(claim, "NOT ENOUGH INFO", tuple(sources),
