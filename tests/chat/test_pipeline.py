@@ -409,3 +409,17 @@ async def test_cached_stage_answers_never_outlive_a_prompt_or_rule_change(
     assert not hits["compose+refine"]  # and the composer sees the new verdicts
     assert "Verified claims:" in first.trace.stages[-2].input
     assert "Verified claims:" not in ruled.trace.stages[-2].input
+
+
+def test_a_full_mode_fact_may_name_only_what_its_passage_names() -> None:
+    # Written by the model from the US election's lead, asked about the Russian election.
+    from freshwiki.chat import Evidence, Fact
+    from freshwiki.chat.pipeline import _names_only_its_source
+
+    us = Evidence("us", "2024 United States presidential election", (),
+                  "Joe Biden secured enough delegates for re-nomination and was declared the "
+                  "presumptive nominee of the Democratic Party.")
+    assert not _names_only_its_source(
+        Fact("Joe Biden won the 2024 Russian presidential election.", us))
+    assert _names_only_its_source(
+        Fact("Joe Biden was declared the presumptive nominee of the Democratic Party.", us))

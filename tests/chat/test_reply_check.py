@@ -144,3 +144,20 @@ def test_only_a_whole_sentence_counts_as_copied() -> None:
             "Isaac Newton formulated his laws. They extend Newton's laws.")
     assert _copied("They extend Newton's laws.", lead)
     assert not _copied("Newton formulated his laws.", lead)  # a stretch that says otherwise
+
+
+def test_a_value_stated_only_about_another_subject_is_not_stated() -> None:
+    # Full mode's reply: "Vladimir Putin won ... [1] Joe Biden won the 2024 Russian
+    # presidential election [2]". Joe Biden is in the block, in the US election's lead,
+    # which does not say "Russian"; Putin is in the Russian election's lead.
+    from freshwiki.chat.reply_check import _stated_about
+
+    question = "Who won the 2024 Russian presidential election?"
+    entries = ["2024 Russian presidential election. The incumbent president Vladimir Putin "
+               "won with 88% of the vote.",
+               "2024 United States presidential election. Joe Biden secured enough delegates "
+               "for re-nomination."]
+    biden = "Joe Biden won the 2024 Russian presidential election."
+    putin = "Vladimir Putin won the 2024 Russian presidential election."
+    assert not _stated_about("Joe Biden", biden, question, entries)
+    assert _stated_about("Vladimir Putin", putin, question, entries)

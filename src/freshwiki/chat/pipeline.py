@@ -356,8 +356,9 @@ class GroundedChat:
         turn.timed("retrieve", started)
         started = time.perf_counter()
         if self.mode == "full":
-            turn.facts = await extract_facts(turn.calls, _question(turn), turn.book,
-                                             turn.answer_passages, turn.today, self.scorer)
+            facts = await extract_facts(turn.calls, _question(turn), turn.book,
+                                        turn.answer_passages, turn.today, self.scorer)
+            turn.facts = [f for f in facts if _names_only_its_source(f)]
         else:
             turn.selections = await asyncio.to_thread(
                 select_sentences, _question(turn), turn.answer_passages, self.scorer)
@@ -558,6 +559,19 @@ def _question(turn: _Turn) -> str:
     if plan is not None and plan.query and plan.query != message:
         return f"{message} ({plan.query})"
     return message
+
+
+def _names_only_its_source(fact: Fact) -> bool:
+    """Whether a model-written fact names only what its passage names (full mode, stage 2).
+
+    Asked "Who won the 2024 Russian presidential election?" and shown the US election's
+    lead, the model wrote the "fact" "Joe Biden won the 2024 Russian presidential election";
+    from a passage on Tadeu Schmidt, "Antoni Malczyk's brother is named Tadeu Schmidt". Most
+    of their words are in the passage, but one name of each is not ("Russian", "Antoni
+    Malczyk"): every name, date and number of a fact must be.
+    """
+    source = f"{fact.source.title}. {fact.source.text}"
+    return all(states(span, source) for span in key_spans(fact.text))
 
 
 def _nowhere(number: int) -> Evidence | None:

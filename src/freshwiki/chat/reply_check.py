@@ -34,7 +34,7 @@ from freshwiki.chat._calls import TurnCalls
 from freshwiki.chat._evidence import PassageBook, content_words
 from freshwiki.chat._types import ClaimCheck, Evidence
 from freshwiki.chat.guard import pieces
-from freshwiki.chat.verify import check_batch, focus_of, stated
+from freshwiki.chat.verify import check_batch, focus_of, key_spans, stated
 from freshwiki.corpus import split_sentences
 
 _MARKERS = re.compile(r"\[([\d\s,;]+)\]")
@@ -74,6 +74,17 @@ def _copied(sentence: str, text: str) -> bool:
 def _stems(text: str) -> set[str]:
     """Content words without possessive endings: "Euler's laws" names Euler."""
     return {w.rstrip("'’") for w in content_words(text.replace("’s", "'s"))} - {""}
+
+
+def _stated_about(span: str, sentence: str, question: str, entries: Sequence[str]) -> bool:
+    """Whether one evidence entry states ``span`` with the sentence's other values.
+
+    "Joe Biden won the 2024 Russian presidential election [2]": Joe Biden is in the block
+    (the US election's lead), but not in an entry that also says "Russian".
+    """
+    others = [s for s in key_spans(sentence) if s not in focus_of(sentence, question)
+              or s == span]
+    return any(all(stated(s, entry) for s in others) for entry in entries)
 
 
 @dataclass(frozen=True)
@@ -139,10 +150,11 @@ async def check_reply(
             where.append(i)
     checks = await check_batch(calls, claims, evidence, book, block, today, question=question,
                                stage="check") if claims else []
-    shown = " ".join(f"{entry.get('title', '')}. {entry.get('text', '')}" for entry in block)
+    entries = [f"{entry.get('title', '')}. {entry.get('text', '')}" for entry in block]
     for i, check in zip(where, checks, strict=True):
         if check.verdict == "REFUTES" or (check.verdict == "NOT ENOUGH INFO" and any(
-                not stated(span, shown) for span in focus_of(check.claim, question))):
+                not _stated_about(span, check.claim, question, entries)
+                for span in focus_of(check.claim, question))):
             keep[i] = False
     removed = tuple(p.strip() for p, k in zip(parts, keep, strict=True) if not k and p.strip())
     return ReplyCheck("".join(p for p, k in zip(parts, keep, strict=True) if k), removed,
