@@ -15,8 +15,10 @@ a trophy named with a word of its name missing. Two checks catch such sentences:
    passage it cites, copied word for word) whose values the evidence gives differently is
    REFUTED and withheld. A NOT ENOUGH INFO verdict is common for correct sentences (the
    verifier's SUPPORTS recall is about .7), so it withholds a sentence only when one of the
-   values it answers with (a name, date or number the question did not give) is stated
-   nowhere in the evidence: "located in Rome, Italy [1]" under a lead naming Eboli.
+   values it answers with (a name, date or number the question did not give) is stated in
+   no evidence entry together with the sentence's other values: "located in Rome, Italy
+   [1]" under a lead naming Eboli; "Joe Biden won the 2024 Russian presidential election
+   [2]" when Joe Biden is only in the US election's lead.
 
 A withheld sentence never reaches the user; when every sentence is withheld the pipeline
 quotes the evidence instead (its existing fallback). The price is streaming: the reply is
