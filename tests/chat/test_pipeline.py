@@ -411,15 +411,29 @@ async def test_cached_stage_answers_never_outlive_a_prompt_or_rule_change(
     assert "Verified claims:" not in ruled.trace.stages[-2].input
 
 
-def test_a_full_mode_fact_may_name_only_what_its_passage_names() -> None:
-    # Written by the model from the US election's lead, asked about the Russian election.
-    from freshwiki.chat import Evidence, Fact
-    from freshwiki.chat.pipeline import _names_only_its_source
 
-    us = Evidence("us", "2024 United States presidential election", (),
-                  "Joe Biden secured enough delegates for re-nomination and was declared the "
-                  "presumptive nominee of the Democratic Party.")
-    assert not _names_only_its_source(
-        Fact("Joe Biden won the 2024 Russian presidential election.", us))
-    assert _names_only_its_source(
-        Fact("Joe Biden was declared the presumptive nominee of the Democratic Party.", us))
+async def test_a_full_mode_fact_naming_what_its_passage_does_not_never_reaches_the_composer(
+    chat_passages: list[Passage],
+) -> None:
+    # As the model wrote "Joe Biden won the 2024 Russian presidential election" from the US
+    # election's lead: a "fact" from the Silicon Valley lead whose words are mostly in that
+    # lead (so the word filter keeps it) but which names KickassTorrents, which it never does.
+    borrowed = "KickassTorrents premiered on HBO on April 6, 2014."
+
+    def facts(messages: Sequence[Message]) -> str:
+        if 'title="KickassTorrents"' in messages[-1].content:
+            return js({"facts": ["KickassTorrents went offline on 20 July 2016."]})
+        return js({"facts": [borrowed]})
+
+    llm, script = scripted_llm({
+        "query": js({"search": True, "query": "KickassTorrents offline episodes",
+                     "time": "none", "year": 0}),
+        "facts": facts, "draft": "", "compose": "It went offline on 20 July 2016 [1].",
+        "refine": "It went offline on 20 July 2016 [1].",
+    })
+    reply = await GroundedChat(llm, FakeIndex(chat_passages), mode="full",
+                               today=TODAY).respond(user(KAT_Q))
+    assert len(script.of("facts")) == 2  # the Silicon Valley lead was read, and its fact dropped
+    assert [f.text for f in reply.trace.facts] == ["KickassTorrents went offline on 20 July 2016."]
+    [compose] = script.of("compose")
+    assert "HBO" not in compose.user

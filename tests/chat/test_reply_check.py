@@ -146,18 +146,30 @@ def test_only_a_whole_sentence_counts_as_copied() -> None:
     assert not _copied("Newton formulated his laws.", lead)  # a stretch that says otherwise
 
 
-def test_a_value_stated_only_about_another_subject_is_not_stated() -> None:
-    # Full mode's reply: "Vladimir Putin won ... [1] Joe Biden won the 2024 Russian
-    # presidential election [2]". Joe Biden is in the block, in the US election's lead,
-    # which does not say "Russian"; Putin is in the Russian election's lead.
-    from freshwiki.chat.reply_check import _stated_about
 
-    question = "Who won the 2024 Russian presidential election?"
-    entries = ["2024 Russian presidential election. The incumbent president Vladimir Putin "
-               "won with 88% of the vote.",
-               "2024 United States presidential election. Joe Biden secured enough delegates "
-               "for re-nomination."]
-    biden = "Joe Biden won the 2024 Russian presidential election."
-    putin = "Vladimir Putin won the 2024 Russian presidential election."
-    assert not _stated_about("Joe Biden", biden, question, entries)
-    assert _stated_about("Vladimir Putin", putin, question, entries)
+async def test_a_sentence_whose_value_comes_from_another_subjects_passage_is_withheld() -> None:
+    # Full mode's held-out reply (experiments/chat_accuracy.py): "Vladimir Putin won ... [1].
+    # Joe Biden won the 2024 Russian presidential election [2]." The model read "Joe Biden"
+    # for the blank off the US election's lead, which does not say "Russian".
+    import datetime as dt
+
+    from freshwiki.chat import Evidence, PassageBook, TurnCalls
+    from freshwiki.chat.facts import passage_entry
+    from freshwiki.chat.reply_check import check_reply
+
+    russia = Evidence("ru", "2024 Russian presidential election", (),
+                      "The incumbent president Vladimir Putin won with 88% of the vote.")
+    us = Evidence("us", "2024 United States presidential election", (),
+                  "Joe Biden secured enough delegates for re-nomination.")
+    book = PassageBook()
+    book.add(russia)
+    book.add(us)
+    block = [passage_entry(1, russia), passage_entry(2, us)]
+    llm, _ = scripted_llm({"fast-check": js({"answers": ["Vladimir Putin", "Joe Biden"]})})
+    putin = "Vladimir Putin won the 2024 Russian presidential election [1]."
+    biden = "Joe Biden won the 2024 Russian presidential election [2]."
+    checked = await check_reply(TurnCalls(llm), f"{putin} {biden}",
+                                "Who won the 2024 Russian presidential election?", book, block,
+                                dt.date(2024, 6, 1))
+    assert checked.removed == (biden,)
+    assert checked.text.strip() == putin
