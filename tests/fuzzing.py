@@ -603,12 +603,20 @@ def _api_response(rng: random.Random) -> Any:
     return {"batchcomplete": True, "query": _or_junk(rng, {"pages": _or_junk(rng, holder)})}
 
 
-def _api(shape: str, rng: random.Random) -> bytes:
+def _raw(shape: str, rng: random.Random, most: int) -> bytes | None:
+    """Random bytes (``bytes``) or JSON nested up to 10^5 deep (``deep``); else ``None``."""
     if shape == "bytes":
-        return rng.randbytes(rng.randint(0, 200))
+        return rng.randbytes(rng.randint(0, most))
     if shape == "deep":
         depth = rng.randint(1, 100_000)
         return (rng.choice("[{") * depth).encode() + b"]" * rng.randint(0, depth)
+    return None
+
+
+def _api(shape: str, rng: random.Random) -> bytes:
+    raw = _raw(shape, rng, 200)
+    if raw is not None:
+        return raw
     responses = [_api_response(rng) for _ in range(rng.randint(1, 3))]
     if shape == "one":
         text = json.dumps(responses[0])
@@ -667,11 +675,9 @@ def _message(rng: random.Random) -> Any:
 
 
 def _chat(shape: str, rng: random.Random) -> bytes:
-    if shape == "bytes":
-        return rng.randbytes(rng.randint(0, 100))
-    if shape == "deep":
-        depth = rng.randint(1, 100_000)
-        return (rng.choice("[{") * depth).encode() + b"]" * rng.randint(0, depth)
+    raw = _raw(shape, rng, 100)
+    if raw is not None:
+        return raw
     if shape == "json":
         return json.dumps(_json(rng)).encode()
     fields: dict[str, Callable[[], Any]] = {
