@@ -27,6 +27,7 @@ from freshwiki.cli import (
     llm,
     models,
     notes,
+    runs,
     search,
     serve,
 )
@@ -45,8 +46,8 @@ app.command()(ask.ask)
 app.command()(search.search)
 app.command()(serve.serve)
 app.command("eval")(evaluation.eval_command)
-app.command()(evaluation.runs)
 app.command("report")(evaluation.report)
+app.add_typer(runs.app, name="runs")
 app.add_typer(models.app, name="models")
 app.add_typer(config.app, name="config")
 app.add_typer(llm.app, name="llm")

@@ -1,4 +1,4 @@
-"""``freshwiki eval``, ``runs`` and ``report``: run systems on benchmarks, list runs, report."""
+"""``freshwiki eval`` and ``report``: run systems on benchmarks, report on runs."""
 
 from __future__ import annotations
 
@@ -91,49 +91,6 @@ def eval_command(
             err.print(f"  {len(items)} x {escape(where)}: {escape(kind)}: {escape(first)} "
                       f"[dim]({escape(ids)}{more})[/dim]", soft_wrap=True, highlight=False)
     err.print(f"run id: [bold]{summary.info.run_id}[/bold]  (`freshwiki runs` lists runs)",
-              soft_wrap=True)
-
-
-def runs(
-    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
-) -> None:
-    """List evaluation runs: id, benchmark, system, model, progress and failures."""
-    from freshwiki.evaluation import ResultsStore, default_results_path
-
-    settings = state.resolved().settings
-    path = default_results_path(settings)
-    overviews = []
-    if path.exists():
-        with ResultsStore(path) as store:
-            overviews = store.list_runs()
-    rows = [{
-        "run_id": o.info.run_id, "benchmark": o.info.benchmark, "system": o.info.system,
-        "model": o.info.model, "label": o.info.label,
-        "created": o.info.created_at.isoformat(), "updated": o.info.updated_at.isoformat(),
-        "outputs": o.outputs, "scores": o.scores, "failures": o.failures,
-        "templates": list(o.info.config.get("templates") or []),
-        "limit": o.info.config.get("limit"), "code_version": o.info.code_version,
-    } for o in overviews]
-    if as_json:
-        out.print_json(json.dumps(rows))
-        return
-    if not rows:
-        out.print(f"no runs in {path}; start one with `freshwiki eval BENCHMARK`", soft_wrap=True)
-        return
-    table = Table(title=f"runs in {path}")
-    table.add_column("run id", no_wrap=True)
-    for col in ("benchmark", "system", "model"):
-        table.add_column(col, overflow="fold")
-    table.add_column("created (UTC)", overflow="fold")
-    table.add_column("done", justify="right")
-    table.add_column("failed", justify="right")
-    for r in rows:
-        failures = f"[red]{r['failures']}[/red]" if r["failures"] else "0"
-        table.add_row(str(r["run_id"]), str(r["benchmark"]), str(r["system"]),
-                      escape(str(r["model"])), str(r["created"])[:16].replace("T", " "),
-                      str(r["outputs"]), failures)
-    out.print(table)
-    out.print("done: sample x template outputs committed; `freshwiki runs --json` has more.",
               soft_wrap=True)
 
 
