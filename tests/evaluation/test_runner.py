@@ -15,7 +15,7 @@ import pytest
 from rich.console import Console
 
 import freshwiki
-from freshwiki.benchmarks import Output, Score, Task
+from freshwiki.benchmarks import Output, Task
 from freshwiki.config import Settings
 from freshwiki.evaluation import (
     EvaluationError,
@@ -32,7 +32,7 @@ from freshwiki.llm.backends.scripted import ScriptedBackend, ScriptedFailure
 from freshwiki.systems import SystemSetupError
 from freshwiki.systems.rag import RagSystem
 from freshwiki.systems.vanilla import VanillaSystem
-from tests.systems.testkit import ExactScorer, Tiny
+from tests.systems.testkit import ConstantScorer, ExactScorer, Tiny
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -111,25 +111,13 @@ async def test_a_rerun_continues_where_it_stopped_with_exact_counts(store: Resul
     assert (third.new_outputs, third.new_scores, len(again.requests)) == (0, 0, 0)
     # Adding a scorer scores the stored outputs without asking the model again.
     fourth = await run(store, LLM(again), limit=5,
-                       scorers=[ExactScorer(), _Named("extra", 0.25)])
+                       scorers=[ExactScorer(), ConstantScorer("extra", 0.25)])
     assert (fourth.new_outputs, fourth.new_scores, len(again.requests)) == (0, 5, 0)
     assert [(m.scorer, m.mean, m.n) for m in fourth.means] == [("tiny-exact", 0.4, 5),
                                                                ("extra", 0.25, 5)]
     assert store.count("outputs", first.info.run_id) == (5, 5)
     assert store.count("scores", first.info.run_id) == (10, 10)
     assert store.run_info(first.info.run_id).config["scorers"] == ["tiny-exact", "extra"]
-
-
-class _Named:
-    def __init__(self, name: str, value: float, fail_on: frozenset[str] = frozenset()) -> None:
-        self.name = name
-        self.value = value
-        self.fail_on = fail_on
-
-    async def score(self, task: Task, output: Output) -> Score:
-        if task.sample.id in self.fail_on:
-            raise RuntimeError(f"scorer broke on {task.sample.id}")
-        return Score(self.value)
 
 
 def _identity_id(llm: LLM, judge: LLM | None = None, system: Any = None,
@@ -170,7 +158,7 @@ async def test_a_failing_item_is_recorded_and_retried_on_the_next_run(
         return right_on_even(messages)
 
     first = await run(store, LLM(backend(breaks_on_3)), scorers=[ExactScorer(),
-                                                                _Named("fragile", 1.0,
+                                                                ConstantScorer("fragile", 1.0,
                                                                        frozenset({"t05"}))])
     assert (first.complete, first.new_outputs, first.new_failures) == (4, 5, 2)
     failed = {(f.sample_id, f.stage, f.scorer, f.error_type) for f in first.failures}
@@ -180,7 +168,7 @@ async def test_a_failing_item_is_recorded_and_retried_on_the_next_run(
     assert len(store.load_run(first.info.run_id).failures) == 2
 
     b = backend()
-    second = await run(store, LLM(b), scorers=[ExactScorer(), _Named("fragile", 1.0)])
+    second = await run(store, LLM(b), scorers=[ExactScorer(), ConstantScorer("fragile", 1.0)])
     assert [number_in(r.messages) for r in b.requests] == [3]  # only the failed respond
     assert (second.complete, second.new_outputs, second.new_scores) == (6, 1, 3)
     assert second.failures == () and store.failures(first.info.run_id) == []

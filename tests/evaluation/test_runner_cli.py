@@ -181,3 +181,87 @@ def test_kill_9_mid_run_loses_nothing_committed_and_never_duplicates(
                                  "n": n}]
 
 
+
+
+_PLUGIN = '''"""A benchmark whose prompt is a template file beside it."""
+from pathlib import Path
+
+from freshwiki.benchmarks import Sample, Task, register_benchmark
+from freshwiki.llm import Message
+
+from promptbench import _helper
+
+HERE = Path(__file__).parent
+
+
+class PromptBench:
+    name = "promptbench"
+    templates = ("ask",)
+    default_templates = ("ask",)
+    breakdowns = ()
+
+    def samples(self):
+        for i in range(2):
+            yield Sample(id=f"p{i}", input=f"q{i}", targets=("4",))
+
+    def render(self, sample, template):
+        text = (HERE / "templates" / "ask.txt").read_text().format(q=sample.input)
+        return Task(sample=sample, template=template, messages=(Message.user(text),),
+                    query=sample.input, max_tokens=_helper.MAX_TOKENS)
+
+    def scorers(self, judge):
+        from tests.systems.testkit import ExactScorer
+        return [ExactScorer()]
+
+
+@register_benchmark("promptbench")
+def _make(settings, options):
+    return PromptBench()
+'''
+
+
+def test_an_edited_prompt_or_module_starts_a_new_run_and_runs_diff_names_it(
+    tmp_path: Path, _isolated_home: Path,
+) -> None:
+    pkg = tmp_path / "plugins" / "promptbench"
+    (pkg / "templates").mkdir(parents=True)
+    (pkg / "__init__.py").write_text(_PLUGIN)
+    (pkg / "_helper.py").write_text('"""Limits."""\nMAX_TOKENS = 20\n')
+    (pkg / "templates" / "ask.txt").write_text("Answer: {q}\n")
+    model = script(tmp_path / "m.jsonl", {"text": "It is 4."}, repeat=20)
+    environ = {**env(), "FRESHWIKI_PLUGINS": "promptbench", "PYTHONDONTWRITEBYTECODE": "1",
+               "PYTHONPATH": os.pathsep.join([str(tmp_path / "plugins"), str(REPO)])}
+
+    def run(*args: str) -> dict[str, object]:
+        proc = subprocess.run([str(EXE), *args], capture_output=True, text=True, timeout=300,
+                              env=environ)
+        assert proc.returncode == 0, proc.stderr
+        return dict(json.loads(proc.stdout))
+
+    evaluate = ("eval", "promptbench", "--model", model, "--judge", "none", "--json")
+    a = run(*evaluate)
+    assert a["new_outputs"] == 2
+    again = run(*evaluate)
+    assert (again["run_id"], again["new_outputs"]) == (a["run_id"], 0)
+
+    # Rewording the helper's docstring is not a change of what runs.
+    (pkg / "_helper.py").write_text('"""How long answers may be."""\nMAX_TOKENS = 20\n')
+    assert run(*evaluate)["run_id"] == a["run_id"]
+
+    (pkg / "templates" / "ask.txt").write_text("Reply briefly: {q}\n")
+    b = run(*evaluate)
+    assert b["run_id"] != a["run_id"] and b["new_outputs"] == 2
+    (pkg / "_helper.py").write_text('"""How long answers may be."""\nMAX_TOKENS = 30\n')
+    c = run(*evaluate)
+    assert c["run_id"] not in (a["run_id"], b["run_id"])
+
+    ab = run("runs", "diff", str(a["run_id"]), str(b["run_id"]), "--json")
+    assert [(d["key"], d["kind"], d["identity"]) for d in ab["differences"]  # type: ignore[attr-defined]
+            if d["identity"]] == [("prompts.promptbench/templates/ask.txt", "changed", True)]
+    bc = run("runs", "diff", str(b["run_id"])[:6], str(c["run_id"]), "--json")
+    assert [d["key"] for d in bc["differences"] if d["identity"]] == [  # type: ignore[attr-defined]
+        "code.promptbench._helper"]
+    human = subprocess.run([str(EXE), "runs", "diff", str(a["run_id"]), str(c["run_id"])],
+                           capture_output=True, text=True, timeout=300, env=environ)
+    assert human.returncode == 0, human.stderr
+    assert "2 identity key(s) differ" in flat(human.stdout)

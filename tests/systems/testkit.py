@@ -43,6 +43,20 @@ class ExactScorer:
                      explanation=f"looked for {target}")
 
 
+class ConstantScorer:
+    """Always ``value``; raises on the samples in ``fail_on`` (failure handling)."""
+
+    def __init__(self, name: str, value: float, fail_on: frozenset[str] = frozenset()) -> None:
+        self.name = name
+        self.value = value
+        self.fail_on = fail_on
+
+    async def score(self, task: Task, output: Output) -> Score:
+        if task.sample.id in self.fail_on:
+            raise RuntimeError(f"scorer broke on {task.sample.id}")
+        return Score(self.value)
+
+
 class YesJudge:
     """Asks the judge model; 1.0 when its reply starts with "yes"."""
 

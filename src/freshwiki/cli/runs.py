@@ -71,3 +71,52 @@ def list_runs(
     out.print(table)
     out.print("done: sample x template outputs committed; `freshwiki runs --json` has more.",
               soft_wrap=True)
+
+
+def _show(value: object) -> str:
+    if value is None:
+        return "[dim](absent)[/dim]"
+    return escape(json.dumps(value) if not isinstance(value, str) else value)
+
+
+@app.command("diff")
+def diff(
+    run_a: Annotated[str, typer.Argument(help="First run id or unique prefix.")],
+    run_b: Annotated[str, typer.Argument(help="Second run id or unique prefix.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Show what differs between two runs: why they are two runs, not one."""
+    from freshwiki.errors import FreshwikiError
+    from freshwiki.evaluation import ResultsStore, default_results_path, diff_runs
+
+    path = default_results_path(state.resolved().settings)
+    if not path.exists():
+        raise FreshwikiError(f"no evaluation results at {path}, so no run {run_a!r}",
+                             hint="`freshwiki runs` lists stored runs (is FRESHWIKI_HOME the "
+                             "same?).")
+    with ResultsStore(path) as store:
+        a = store.run_info(store.resolve_run_id(run_a))
+        b = store.run_info(store.resolve_run_id(run_b))
+    differences = diff_runs(a, b)
+    if as_json:
+        out.print_json(json.dumps({
+            "a": a.run_id, "b": b.run_id,
+            "differences": [{"key": d.key, "kind": d.kind, "identity": d.identity,
+                             "a": d.a, "b": d.b} for d in differences]}, default=str))
+        return
+    if not any(d.identity for d in differences):
+        out.print(f"{a.run_id} and {b.run_id}: same identity"
+                  + ("" if a.run_id != b.run_id else " (the same run)"), soft_wrap=True)
+    table = Table(title=f"{a.run_id} ({escape(a.label)}) vs {b.run_id} ({escape(b.label)})")
+    table.add_column("key", overflow="fold")
+    table.add_column("", no_wrap=True)
+    table.add_column(a.run_id, overflow="fold")
+    table.add_column(b.run_id, overflow="fold")
+    for d in differences:
+        where = "identity" if d.identity else "[dim]other[/dim]"
+        table.add_row(escape(d.key), where, _show(d.a), _show(d.b))
+    if differences:
+        out.print(table)
+    out.print(f"{sum(d.identity for d in differences)} identity key(s) differ; code.* are "
+              "modules (digest of their code without docstrings), prompts.* files beside them.",
+              soft_wrap=True)

@@ -4,6 +4,8 @@ Statistics and reports consume only the run-result types in ``_types``, so they 
 on hand-built results without running a model.
 """
 
+from freshwiki.evaluation._diff import Difference, diff_runs
+from freshwiki.evaluation._fingerprint import Fingerprint, fingerprint
 from freshwiki.evaluation._gate_training import (
     GateTraining,
     PairPrompts,
@@ -41,8 +43,10 @@ from freshwiki.evaluation._types import FailedItem, RunInfo, RunResults, ScoredI
 
 __all__ = [
     "Agreement",
+    "Difference",
     "EvaluationError",
     "FailedItem",
+    "Fingerprint",
     "GateTraining",
     "GroupSummary",
     "Interval",
@@ -60,7 +64,9 @@ __all__ = [
     "bootstrap_ci",
     "cluster_bootstrap_ci",
     "default_results_path",
+    "diff_runs",
     "evaluate",
+    "fingerprint",
     "label_agreement",
     "label_for",
     "load_plugins",

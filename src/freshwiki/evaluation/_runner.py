@@ -1,10 +1,13 @@
 """The evaluation runner: benchmark x system x model → committed outputs and scores.
 
-One run is identified by everything that determines its outputs (:func:`run_identity`):
-benchmark name, options and dataset identity, system name and ``describe()``, the model's
-identity (weights sha256 for local models, not the spec string) and the judge's identity.
-The run id is a short hash of that, so the same command always names the same run.
-Templates, ``--limit`` and scorers are *not* part of it: they only widen the work set, so
+One run is identified by everything that determines its outputs and scores
+(:func:`run_identity`): benchmark name, options and dataset identity, system name and
+``describe()``, the model's identity (weights sha256 for local models, not the spec string),
+the judge's identity, and a fingerprint of the code and prompt templates of the benchmark,
+system and scorers (:mod:`~freshwiki.evaluation._fingerprint`). The run id is a short hash of
+that, so the same command on the same code names the same run, and an edited prompt or scorer
+starts a new one (``freshwiki runs diff A B`` says what differs). The chosen templates,
+``--limit`` and scorer names are *not* part of it: they only widen the work set, so
 ``--limit 40`` after ``--limit 20`` continues the same run and adds 20 samples.
 
 For each sample x template of the work set the runner responds unless an output is already
@@ -74,6 +77,7 @@ from freshwiki.benchmarks import (
 )
 from freshwiki.config import Settings, load_settings
 from freshwiki.errors import FreshwikiError
+from freshwiki.evaluation._fingerprint import fingerprint, module_names
 from freshwiki.evaluation._store import ResultsStore, default_results_path, work_set_items
 from freshwiki.evaluation._types import FailedItem, RunInfo
 from freshwiki.llm import LLM, open_llm
@@ -173,12 +177,20 @@ def run_identity(
     judge: LLM | None,
     benchmark_options: Mapping[str, Any] | None = None,
     simulator: LLM | None = None,
+    scorers: Sequence[Scorer] = (),
 ) -> dict[str, Any]:
-    """Everything that determines a run's outputs (and scores); hashed into its id.
+    """Everything that determines a run's outputs and scores; hashed into its id.
 
-    The simulated user of a dialogue benchmark is keyed only when there is one, so the ids
-    of single-turn runs are unchanged by its existence.
+    Besides data, options and weights, the identity holds a fingerprint of the code and the
+    prompt templates involved (:mod:`freshwiki.evaluation._fingerprint`): every module the
+    benchmark, the system and the scorers import, and every template beside them. Editing a
+    prompt or a scorer therefore starts a new run instead of reusing old outputs. Scorers
+    whose code is already covered (a benchmark's own scorers live in its package) can still
+    be added to a run later without changing its id.
+
+    The simulated user of a dialogue benchmark is keyed only when there is one.
     """
+    code = fingerprint(module_names([benchmark, system, *scorers]))
     identity = {
         "benchmark": benchmark.name,
         "benchmark_options": dict(benchmark_options or {}),
@@ -187,6 +199,8 @@ def run_identity(
         "system_config": dict(system.describe()),
         "model": llm_identity(llm),
         "judge": None if judge is None else llm_identity(judge),
+        "code": dict(code.modules),
+        "prompts": dict(code.files),
     }
     if simulator is not None:
         identity["simulator"] = llm_identity(simulator)
@@ -404,7 +418,7 @@ async def evaluate(
         raise EvaluationError(f"benchmark {benchmark.name!r} is a dialogue and needs a "
                               "simulated user's model", hint="pass simulator=LLM.")
     identity = run_identity(benchmark, system, llm, judge, benchmark_options,
-                            simulator if dialogue is not None else None)
+                            simulator if dialogue is not None else None, scorers)
     run_id = make_run_id(identity)
     config = {
         **identity,
