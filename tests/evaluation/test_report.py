@@ -142,6 +142,35 @@ def y_of(value: float) -> float:
 # ------------------------------------------------------------------ one run
 
 
+def test_failures_counted_as_incorrect_beside_the_scored_mean_with_a_warning(
+    tmp_path: Path,
+) -> None:
+    # Six answers all scored 1 by both scorers (CI [1, 1]); s7 and s8 failed to respond and
+    # the judge failed on s6's answer.
+    items = tuple(ScoredItem(sample_id=f"s{i}", template="1", scorer=scorer, value=1.0,
+                             label="correct", metadata=metadata(f"s{i}"))
+                  for scorer in ("judge", "match") for i in range(1, 7)
+                  if not (scorer == "judge" and i == 6))
+    failures = (
+        FailedItem("s7", "1", "respond", "TimeoutError", "no reply"),
+        FailedItem("s8", "1", "respond", "TimeoutError", "no reply"),
+        FailedItem("s6", "1", "score", "ValueError", "judge said nothing", scorer="judge"),
+    )
+    run = RunResults(info=info("ccc333", label="flaky"), items=items, failures=failures)
+    html_path, md_path = write_report([run], tmp_path / "out")
+    md = md_path.read_text(encoding="utf-8")
+    # judge: 5 scored of 8 → 5/8 = 0.625; match: 6 of 8 → 0.750; both outside [1, 1].
+    assert "| flaky | wikicontradict | judge | 1.000 [1.000, 1.000] (n=5) | 5 / 8 | 0.625 ⚠ |" \
+        in md
+    assert "| judge | 1 | 5 / 8 | 1.000 [1.000, 1.000] | 0.625 ⚠ |" in md
+    assert "| match | all | 6 / 8 | 1.000 [1.000, 1.000] | 0.750 ⚠ |" in md
+    assert ("judge, template 1: 3 of 8 items failed; counted as incorrect the mean is 0.625, "
+            "outside the scored mean's CI [1.000, 1.000].") in md
+    page = html.unescape(html_path.read_text(encoding="utf-8"))
+    assert "with the 3 failed counted as incorrect: <strong>0.625</strong>" in page
+    assert page.count('class="warning"') == 4  # judge and match, template 1 and pooled
+
+
 def test_markdown_has_the_hand_computed_tables(tmp_path: Path) -> None:
     html_path, md_path = write_report([run_a()], tmp_path / "out")
     assert (html_path.name, md_path.name) == ("report.html", "report.md")
@@ -157,8 +186,14 @@ def test_markdown_has_the_hand_computed_tables(tmp_path: Path) -> None:
     # Headline: the configured first scorer, templates pooled: 5.5 / 12, resampled by sample.
     judge_values = [JUDGE[k] for k in sorted(JUDGE)]
     pooled = cluster_bootstrap_ci(judge_values, [s for _, s in sorted(JUDGE)])
-    assert f"| vanilla | wikicontradict | judge | 0.458 {fmt(pooled)} (n=12) | 12 | 6 | 2 | 1 |" \
-        in md
+    # Scored 12 of 13 (s7 failed to respond under template 1): counted as incorrect,
+    # 5.5 / 13 = 0.423, inside the CI, so no warning.
+    assert (f"| vanilla | wikicontradict | judge | 0.458 {fmt(pooled)} (n=12) | 12 / 13 | "
+            "0.423 | 6 | 2 | 1 |") in md
+    assert "⚠" not in md
+    # Per template: 1 → 6 scored + s7 = 7, 4.5 / 7 = 0.643; 2 → 6 / 6.
+    assert f"| judge | 1 | 6 / 7 | 0.750 {fmt(t1_all)} | 0.643 |" in md
+    assert "| match | 2 | 6 / 6 | 0.000 [0.000, 0.000] | 0.000 |" in md
     # Agreement: matrix [[3,0,1],[1,2,0],[0,0,5]]; p_o = 10/12, p_e = 52/144,
     # kappa = (120 - 52) / (144 - 52) = 0.739.
     assert "12 answers labelled by both: agreement 83.3 %, Cohen's kappa 0.739." in md

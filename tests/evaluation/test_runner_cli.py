@@ -105,6 +105,15 @@ def test_per_item_errors_are_reported_and_exit_0_then_retried(tmp_path: Path) ->
     assert summary["complete"] == 3
     assert "1 item(s) failed" in flat(proc.stderr) and "re-run the same command" in flat(
         proc.stderr)
+    # t01, t03, t04 answered right (2, 6, 8): 1.0 over the 3 scored; with t02's failure
+    # counted as incorrect, 3 / 4.
+    [mean] = summary["means"]
+    assert (mean["mean"], mean["n"], mean["n_failed"], mean["n_total"],
+            mean["mean_with_failures"]) == (1.0, 3, 1, 4, 0.75)
+    # Still failing: the table shows both means.
+    (tmp_path / "bad.jsonl").write_text(json.dumps({"error": "bad_request"}) + "\n")
+    human = flat(cli(*args, "--model", bad).stdout)
+    assert "3 / 4" in human and "0.750" in human and "failures = incorrect" in human
     # The same command with a model that works now retries only that item.
     (tmp_path / "bad.jsonl").write_text(json.dumps({"text": "It is 4."}) + "\n")
     fixed = json.loads(cli(*args, "--model", bad, "--json").stdout)
@@ -178,7 +187,8 @@ def test_kill_9_mid_run_loses_nothing_committed_and_never_duplicates(
     assert db_counts(_isolated_home, "scores") == (n, n)
     # Every answer was "It is 4.": only t02 is right.
     assert summary["means"] == [{"template": "plain", "scorer": "tiny-exact", "mean": 1 / n,
-                                 "n": n}]
+                                 "n": n, "n_failed": 0, "n_total": n,
+                                 "mean_with_failures": 1 / n}]
 
 
 

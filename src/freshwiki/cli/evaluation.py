@@ -69,10 +69,18 @@ def eval_command(
     else:
         info = summary.info
         table = Table(title=f"{info.benchmark} · {info.system} · {info.model}")
-        for col in ("template", "scorer", "mean", "n"):
+        failed = any(m.n_failed for m in summary.means)
+        columns = ["template", "scorer", "mean", "scored / total"]
+        if failed:
+            columns.append("mean, failures = incorrect")
+        for col in columns:
             table.add_column(col, justify="left" if col in ("template", "scorer") else "right")
         for m in summary.means:
-            table.add_row(m.template, m.scorer, "-" if m.n == 0 else f"{m.mean:.3f}", str(m.n))
+            row = [m.template, m.scorer, "-" if m.n == 0 else f"{m.mean:.3f}",
+                   f"{m.n} / {m.n_total}"]
+            if failed:
+                row.append("-" if not m.n_total else f"{m.mean_with_failures:.3f}")
+            table.add_row(*row)
         out.print(table)
         out.print(f"{summary.complete}/{summary.items} sample x template items complete "
                   f"({summary.new_outputs} new outputs, {summary.new_scores} new scores)",

@@ -30,11 +30,14 @@ from freshwiki import __version__
 from freshwiki.errors import FreshwikiError
 from freshwiki.evaluation._classification import VOTE, BenchmarkAnalysis, analyse, as_summary
 from freshwiki.evaluation._stats import (
+    Accounting,
     Agreement,
     GroupSummary,
     Interval,
     PairedComparison,
+    account,
     classifying_scorers,
+    failed_keys,
     label_agreement,
     natural_key,
     paired_comparison,
@@ -247,6 +250,7 @@ class Headline:
     scorer: str
     summary: GroupSummary | None
     n_templates: int
+    accounting: Accounting | None = None
 
 
 @dataclass(frozen=True)
@@ -296,6 +300,8 @@ class RunView:
     side_by_side: SideBySide | None
     failure_counts: tuple[tuple[str, str, str, int], ...]
     failure_rows: tuple[FailedItem, ...]
+    accounting: tuple[Accounting, ...]
+    warnings: tuple[str, ...]
     examples: tuple[tuple[str, tuple[tuple[str, tuple[Example, ...]], ...]], ...]
 
 
@@ -453,6 +459,7 @@ def _run_view(results: RunResults, label: str, by: Sequence[str] | None) -> RunV
     if len(scorers) > 1:
         side_by_side = _side_by_side(label, scorers, templates, items, by_template, overall,
                                      agreements[0] if agreements else None)
+    accounting, warnings = _accounting(results, scorers, templates, by_template, overall)
     counts = Counter((f.stage, f.scorer or "", f.error_type) for f in results.failures)
     failure_counts = tuple((*key, n) for key, n in sorted(counts.items(),
                                                           key=lambda kv: (-kv[1], kv[0])))
@@ -470,7 +477,10 @@ def _run_view(results: RunResults, label: str, by: Sequence[str] | None) -> RunV
     return RunView(
         results=results, label=label, anchor=f"run-{_slug(info.run_id)}",
         headline=Headline(scorer=primary or "", summary=overall.get(primary or ""),
-                          n_templates=len(templates)),
+                          n_templates=len(templates),
+                          accounting=next((a for a in accounting
+                                           if a.scorer == primary and a.template is None),
+                                          None)),
         header=header,
         config_json=json.dumps(info.config, indent=2, sort_keys=True, default=str),
         breakdowns=breakdowns, scorers=tuple(scorers), templates=templates,
@@ -478,8 +488,41 @@ def _run_view(results: RunResults, label: str, by: Sequence[str] | None) -> RunV
         by_template=by_template, overall=overall, agreements=agreements,
         side_by_side=side_by_side,
         failure_counts=failure_counts, failure_rows=failure_rows,
+        accounting=accounting, warnings=warnings,
         examples=tuple((s, _examples([i for i in items if i.scorer == s])) for s in scorers),
     )
+
+
+def _accounting(results: RunResults, scorers: Sequence[str], templates: Sequence[str],
+                by_template: Mapping[str, Mapping[str, GroupSummary]],
+                overall: Mapping[str, GroupSummary | None],
+                ) -> tuple[tuple[Accounting, ...], tuple[str, ...]]:
+    """Scored / total and both means per scorer x template and pooled; warnings to show.
+
+    Scorers that only failed (no score at all) and templates that only failed are included:
+    a cell where everything failed is the one a reader most needs to see.
+    """
+    names = list(scorers) + sorted({f.scorer for f in results.failures
+                                    if f.stage == "score" and f.scorer
+                                    and f.scorer not in scorers}, key=natural_key)
+    all_templates = list(templates) + sorted(
+        {f.template for f in results.failures} - set(templates), key=natural_key)
+    rows: list[Accounting] = []
+    warnings: list[str] = []
+    for scorer in names:
+        failed = failed_keys(results.failures, scorer)
+        for template in all_templates:
+            rows.append(account(by_template.get(scorer, {}).get(template),
+                                sum(1 for _, t in failed if t == template), scorer, template))
+        pooled = account(overall.get(scorer), len(failed), scorer, None)
+        rows.append(pooled)
+        for row in (r for r in rows if r.scorer == scorer and r.differs):
+            where = f"template {row.template}" if row.template is not None else "all templates"
+            warnings.append(
+                f"{scorer}, {where}: {row.n_failed} of {row.n_total} items failed; counted as "
+                f"incorrect the mean is {fmt_number(row.mean_with_failures)}, outside the "
+                f"scored mean's CI {fmt_interval(row.ci) if row.ci else '(none)'}.")
+    return tuple(rows), tuple(warnings)
 
 
 def _side_by_side(run: str, scorers: Sequence[str], templates: Sequence[str],

@@ -78,6 +78,7 @@ from freshwiki.benchmarks import (
 from freshwiki.config import Settings, load_settings
 from freshwiki.errors import FreshwikiError
 from freshwiki.evaluation._fingerprint import fingerprint, module_names
+from freshwiki.evaluation._stats import failed_keys
 from freshwiki.evaluation._store import ResultsStore, default_results_path, work_set_items
 from freshwiki.evaluation._types import FailedItem, RunInfo
 from freshwiki.llm import LLM, open_llm
@@ -218,12 +219,30 @@ def make_run_id(identity: Mapping[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class ScoreMean:
-    """The mean score of one template x scorer over the work set's committed items."""
+    """The mean score of one template x scorer over the work set's committed items.
+
+    ``n_failed`` items of the work set have no score because responding or this scorer
+    failed; ``mean_with_failures`` counts them as incorrect (0), so a system whose hard items
+    fail does not look better for it.
+    """
 
     template: str
     scorer: str
     mean: float
     n: int
+    n_failed: int = 0
+
+    @property
+    def n_total(self) -> int:
+        """Scored plus failed items."""
+        return self.n + self.n_failed
+
+    @property
+    def mean_with_failures(self) -> float:
+        """The mean with failed items scored 0 (NaN when nothing was attempted)."""
+        if not self.n_total:
+            return float("nan")
+        return (0.0 if self.n == 0 else self.mean) * self.n / self.n_total
 
 
 @dataclass(frozen=True)
@@ -273,7 +292,10 @@ class RunSummary:
             ],
             "means": [
                 {"template": m.template, "scorer": m.scorer,
-                 "mean": None if math.isnan(m.mean) else m.mean, "n": m.n}
+                 "mean": None if math.isnan(m.mean) else m.mean, "n": m.n,
+                 "n_failed": m.n_failed, "n_total": m.n_total,
+                 "mean_with_failures": None if math.isnan(m.mean_with_failures)
+                 else m.mean_with_failures}
                 for m in self.means
             ],
             "config": dict(self.info.config),
@@ -566,19 +588,20 @@ def _summarise(
     results = store.load_run(run_id)
     ids = [s.id for s in samples]
     items = work_set_items(results, sample_ids=ids, templates=templates, scorers=scorers)
-    means = []
-    for template in templates:
-        for scorer in scorers:
-            values = [i.value for i in items if i.template == template and i.scorer == scorer]
-            means.append(ScoreMean(template, scorer,
-                                   sum(values) / len(values) if values else float("nan"),
-                                   len(values)))
     id_set = set(ids)
     failures = tuple(
         f for f in results.failures
         if f.sample_id in id_set and f.template in templates
         and (f.stage == "respond" or f.scorer in scorers)
     )
+    means = []
+    for template in templates:
+        for scorer in scorers:
+            values = [i.value for i in items if i.template == template and i.scorer == scorer]
+            failed = sum(1 for _, t in failed_keys(failures, scorer) if t == template)
+            means.append(ScoreMean(template, scorer,
+                                   sum(values) / len(values) if values else float("nan"),
+                                   len(values), failed))
     done_outputs = store.done_outputs(run_id)
     done_scores = store.done_scores(run_id)
     complete = sum(

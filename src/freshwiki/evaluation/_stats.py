@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from freshwiki.evaluation._types import RunResults, ScoredItem
+from freshwiki.evaluation._types import FailedItem, RunResults, ScoredItem
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -546,3 +546,77 @@ def label_agreement(items: Iterable[ScoredItem], scorer_a: str, scorer_b: str) -
         matrix=tuple(tuple(int(c) for c in row) for row in matrix), n=n, percent=percent,
         kappa=kappa, n_unmatched=len(la.keys() ^ lb.keys()),
     )
+
+
+# -- failure accounting ----------------------------------------------------------------------
+
+
+def failed_keys(failures: Iterable[FailedItem], scorer: str) -> set[tuple[str, str]]:
+    """(sample, template) pairs that have no ``scorer`` score because something failed.
+
+    Responding failed (so no scorer could run), or this scorer failed on the answer. A
+    failure row is deleted when a retry succeeds, so these never overlap the scored items.
+    """
+    return {(f.sample_id, f.template) for f in failures
+            if f.stage == "respond" or (f.stage == "score" and f.scorer == scorer)}
+
+
+@dataclass(frozen=True)
+class Accounting:
+    """One cell's mean two ways: over scored items, and with failures counted as incorrect.
+
+    A mean over scored items only flatters a system whose hard items fail (a judge that
+    cannot parse long answers, a model that times out on long prompts): those items leave the
+    mean instead of counting against it. Showing both, with the counts, lets a reader see
+    when that happens.
+
+    Attributes:
+        scorer: Scorer name.
+        template: Template id, or ``None`` for all templates pooled.
+        n_scored: Items with a score.
+        n_failed: Items whose responding or scoring failed (see :func:`failed_keys`).
+        mean_scored: Mean over scored items (``None`` when nothing is scored).
+        ci: Bootstrap CI of ``mean_scored``.
+    """
+
+    scorer: str
+    template: str | None
+    n_scored: int
+    n_failed: int
+    mean_scored: float | None
+    ci: Interval | None
+
+    @property
+    def n_total(self) -> int:
+        """Items attempted: scored plus failed."""
+        return self.n_scored + self.n_failed
+
+    @property
+    def mean_with_failures(self) -> float | None:
+        """The mean with every failed item scored 0 (incorrect)."""
+        if self.n_total == 0:
+            return None
+        return (self.mean_scored or 0.0) * self.n_scored / self.n_total
+
+    @property
+    def differs(self) -> bool:
+        """Whether the two means differ by more than the CI: the failures change the story.
+
+        True when the mean with failures falls outside the scored mean's confidence
+        interval (or nothing at all was scored while something failed).
+        """
+        strict = self.mean_with_failures
+        if not self.n_failed or strict is None:
+            return False
+        if self.ci is None:
+            return True
+        return strict < self.ci.low - 1e-12 or strict > self.ci.high + 1e-12
+
+
+def account(summary: GroupSummary | None, failed: int, scorer: str,
+            template: str | None) -> Accounting:
+    """An :class:`Accounting` from a group's summary and its number of failed items."""
+    return Accounting(scorer=scorer, template=template,
+                      n_scored=0 if summary is None else summary.n, n_failed=failed,
+                      mean_scored=None if summary is None else summary.mean,
+                      ci=None if summary is None else summary.ci)
