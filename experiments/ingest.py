@@ -52,6 +52,9 @@ Also measured:
   wrapper maps UTF-8 to character offsets with a per-byte loop) and its ``text_to_sentences``
   (the C split behind a wrapper that allocates a fresh buffer per call; ours calls the same C
   function with a reused buffer).
+* **Regex fallbacks**: how many articles (and chunks of them) the wikitext parser failed
+  on, so the cleaner stripped them with regexes instead (``IngestReport.fallback_*``), in
+  ``outputs.freshwiki``. ``experiments/ingest_quality.py`` measures this alone, per page.
 * **Peak memory against dump size**: synthetic plain-XML dumps of the sample's 106 article
   pages repeated 1x, 4x and 16x (each copy with its own page id, revision id and title),
   built in a temp dir and ingested (``workers=1``) in a fresh subprocess each; its peak RSS
@@ -535,6 +538,11 @@ def output_summary(dump: Path, scratch: Path) -> dict[str, Any]:
             "sentences": sum(len(p.sentences) for p in passages),
             "maintenance_tags": sum(len(p.tags) for p in passages),
             "text_chars": sum(len(p.text) for p in passages),
+            # Revisions (and their chunks) the parser failed on, so cleaned by the regex
+            # fallback instead; per revision in experiments/results/ingest_quality.json.
+            "fallback_revisions": report.fallback_revisions,
+            "fallback_chunks": report.fallback_chunks,
+            "fallback_reasons": report.fallback_reasons,
         }
     return out
 
@@ -924,6 +932,11 @@ def print_report(results: dict[str, Any]) -> None:
             f"{fw['maintenance_tags']} maintenance tags, {fw['text_chars']:,} chars (stored in "
             f"SQLite); wikiextractor {we['articles']} articles, {we['text_chars']:,} chars, "
             f"{we['structure']}"
+        )
+        print(
+            f"regex fallback (the parser failed on a chunk): {fw['fallback_revisions']} of "
+            f"{fw['articles']} articles, {fw['fallback_chunks']} chunks"
+            + (f" {fw['fallback_reasons']}" if fw["fallback_reasons"] else "")
         )
 
     prof = results.get("profile")

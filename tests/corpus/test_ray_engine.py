@@ -20,6 +20,7 @@ from freshwiki.corpus._ray_engine import process_all_ray
 from freshwiki.corpus.ingest import IngestOptions, process_all
 from freshwiki.corpus.readers import read_source
 from freshwiki.records import Passage, Revision
+from tests.corpus.test_ingest import EXPECTED_FALLBACKS, fallback_dump
 from tests.corpus.test_ingest_faults import five_articles
 
 pytestmark = pytest.mark.e2e
@@ -46,10 +47,10 @@ class RecordingStore(CorpusStore):
         super().__init__(path)
         self.seen: list[Batch] = []
 
-    def add(self, items: Any, *, keep_text: bool = True) -> Any:
+    def add(self, items: Any, *, keep_text: bool = True, fallbacks: Any = None) -> Any:
         batch = list(items)
         self.seen.append(batch)
-        return super().add(batch, keep_text=keep_text)
+        return super().add(batch, keep_text=keep_text, fallbacks=fallbacks)
 
 
 def table_rows(path: Path) -> dict[str, list[tuple[object, ...]]]:
@@ -84,6 +85,19 @@ def test_ray_engine_stores_exactly_what_the_process_pool_stores(
     assert [len(rows[t]) for t in ("pages", "revisions")] == [106, 106]
 
 
+def test_ray_engine_counts_regex_fallbacks_as_the_pool_does(
+    ray_instance: None, shared_data: Path, tmp_path: Path
+) -> None:
+    source = fallback_dump(shared_data, tmp_path / "fallbacks.xml")
+    reports = {}
+    for engine in ("ray", "local"):
+        with CorpusStore(tmp_path / f"{engine}.sqlite") as store:
+            reports[engine] = ingest(source, store, engine=engine, workers=2).as_dict()
+            assert (store.fallback_summary().revisions, store.fallback_summary().chunks) == (2, 3)
+    assert reports["ray"] == reports["local"]
+    assert {k: reports["ray"][k] for k in EXPECTED_FALLBACKS} == EXPECTED_FALLBACKS
+
+
 def test_order_holds_with_many_small_batches_in_flight(
     ray_instance: None, shared_data: Path
 ) -> None:
@@ -115,7 +129,7 @@ def test_a_revision_that_cannot_be_cleaned_fails_as_it_does_in_the_pool(
     assert type(ray_error) is type(pool_error) is TypeError
     assert str(ray_error) == str(pool_error)
     assert ray_got == pool_got
-    assert [r.id for batch in ray_got for r, _ in batch] == [r.id for r in revisions[:20]]
+    assert [x.revision.id for batch in ray_got for x in batch] == [r.id for r in revisions[:20]]
 
 
 def test_a_truncated_dump_keeps_the_same_revisions_as_the_pool(

@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 import datetime as dt
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from freshwiki.corpus import TOO_DEEP, Fallback, FallbackSummary, StoredFallback
 from freshwiki.corpus.store import CorpusStore
 from freshwiki.records import Contributor, MaintenanceTag, PageRef, Passage, Revision
 
@@ -101,3 +103,57 @@ def test_json_columns_are_exactly_what_json_dumps_writes() -> None:
     for tags in ((), (CN,), (CN, MaintenanceTag("Update", "Update", {}, scope="block"))):
         assert _tags_json(tags) == json.dumps([dataclasses.asdict(t) for t in tags],
                                               ensure_ascii=False)
+
+
+DEEP = Fallback(TOO_DEEP, 460)
+BROKEN = Fallback("RecursionError", 1200)
+
+
+def test_fallbacks_are_stored_with_their_revision_and_never_twice(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    with CorpusStore(path) as store:
+        assert store.fallback_summary() == FallbackSummary(0, 0, 0, {}, 0)
+        result = store.add(
+            [(rev(1, T1, "Old text"), []), (rev(2, T2, "New text", 1), [])],
+            fallbacks={2: (DEEP, BROKEN), 99: (DEEP,)},  # 99 is not in the batch
+        )
+        assert result.fallbacks == {2: (DEEP, BROKEN)}
+    with CorpusStore(path) as store:  # reopened: persisted
+        # The same revision again, with (say) a different outcome: skipped, not counted.
+        again = store.add([(rev(2, T2, "New text", 1), [])], fallbacks={2: (DEEP,)})
+        assert (again.added, again.skipped, again.fallbacks) == (0, 1, {})
+        store.add([(rev(3, T2, "Newer text", 2), [])], fallbacks={3: (DEEP,)})
+        # Counted by hand: revisions 2 and 3; chunks 2 + 1; 460 + 1200 + 460 characters.
+        assert store.fallback_summary() == FallbackSummary(
+            2, 3, 2120, {TOO_DEEP: 2, "RecursionError": 1}, 0)
+        assert list(store.fallbacks()) == [
+            StoredFallback(2, 101, "Pear", (DEEP, BROKEN)),
+            StoredFallback(3, 101, "Pear", (DEEP,)),
+        ]
+
+
+def test_fallbacks_of_a_failed_batch_are_not_kept(tmp_path: Path) -> None:
+    def items() -> Iterator[tuple[Revision, list[Passage]]]:
+        yield rev(1, T1, "Old text"), []
+        raise RuntimeError("worker died")
+
+    with CorpusStore(tmp_path / "c.sqlite") as store:
+        with pytest.raises(RuntimeError):
+            store.add(items(), fallbacks={1: (DEEP,)})
+        assert store.fallback_summary().chunks == 0
+
+
+def test_a_store_from_before_fallbacks_were_recorded_says_how_much_is_uncounted(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "old.sqlite"
+    with CorpusStore(path) as store:
+        fill(store)
+    with sqlite3.connect(path) as db:  # the schema as it was: no fallbacks, no meta
+        db.execute("DROP TABLE fallbacks")
+        db.execute("DROP TABLE meta")
+    with CorpusStore(path) as store:
+        assert store.fallback_summary() == FallbackSummary(0, 0, 0, {}, 2)
+        store.add([(rev(3, T2, "Newer text", 2), [])], fallbacks={3: (DEEP,)})
+    with CorpusStore(path) as store:  # the note stays, and is not re-counted
+        assert store.fallback_summary() == FallbackSummary(1, 1, 460, {TOO_DEEP: 1}, 2)

@@ -728,6 +728,107 @@ def test_fallback_renders_tags_and_whitelisted_templates(monkeypatch: pytest.Mon
 
 
 # --------------------------------------------------------------------------------------
+# Counting the fallback
+# --------------------------------------------------------------------------------------
+
+
+def nested_page(depth: int = 40, core: str = "core text") -> str:
+    """``Start {{nowrap|`` depth times around ``core``: 6 + 11 * depth + len(core) + 5 chars."""
+    return "Start " + "{{nowrap|" * depth + core + "}}" * depth + " end."
+
+
+def two_chunk_page() -> str:
+    """A page of 38,745 chars, nested 40 deep at its top and at its bottom: two chunks.
+
+    Top paragraph 4 + 360 + 5 + 80 + 8 = 457 chars; filler paragraph k is 25 * (36 + its
+    digits) + 2: 927 for k < 10, 952 after, 37,830 in all; bottom 7 + 360 + 4 + 80 + 7 = 458.
+    A chunk ends inside the first blank line at least CHUNK_CHARS (32,000) in: after 10 short
+    and 24 long fillers, at 457 + 9,270 + 22,848 - 1 = 32,574 (23 long end at 31,622). So
+    the chunks are 32,574 and 6,171 characters, the top nesting in one, the bottom in the
+    other, both past the parser's depth limit.
+    """
+    filler = "".join(f"Filler paragraph {k} says nothing new. " * 25 + "\n\n" for k in range(40))
+    return ("Top " + "{{nowrap|" * 40 + "first" + "}}" * 40 + " part.\n\n" + filler
+            + "Bottom " + "{{nowrap|" * 40 + "last" + "}}" * 40 + " part.\n")
+
+
+def _template_depth(code: mwparserfromhell.wikicode.Wikicode) -> int:
+    return max((1 + max((_template_depth(p.value) for p in t.params), default=0)
+                for t in code.filter_templates(recursive=False)), default=0)
+
+
+def test_nesting_past_the_parsers_limit_is_a_real_failure_and_is_counted() -> None:
+    text = nested_page(40)
+    assert len(text) == 6 + 9 * 40 + 9 + 2 * 40 + 5 == 460
+    # mwparserfromhell itself: past its depth limit it stops seeing templates (33 of 40)...
+    assert _template_depth(mwparserfromhell.parse(text, skip_style_tags=True)) == 33
+    # ...so the parser path loses the core of the text; the regex fallback keeps it.
+    assert clean.clean_wikitext_result(text, on_error="raise") == clean.CleanResult(
+        [Paragraph((), "Start end.")], 1, ())
+    result = clean.clean_wikitext_result(text)
+    assert result == clean.CleanResult([Paragraph((), "Start core text end.")], 1,
+                                       (clean.Fallback(clean.TOO_DEEP, 460),))
+    assert clean.TOO_DEEP == "nested deeper than 20"
+    assert clean_wikitext(text) == result.paragraphs
+
+
+def test_each_chunk_that_falls_back_is_counted_once() -> None:
+    text = two_chunk_page()
+    result = clean.clean_wikitext_result(text)
+    assert CHUNK_CHARS == 32_000
+    assert result.chunks == 2
+    assert len(text) == 38_745
+    assert result.fallbacks == (clean.Fallback(clean.TOO_DEEP, 32_574),
+                                 clean.Fallback(clean.TOO_DEEP, 6_171))
+    assert result.paragraphs[0].text == "Top first part."
+    assert result.paragraphs[-1].text == "Bottom last part."
+    assert clean.clean_wikitext_result("#REDIRECT [[Elsewhere]]") == clean.CleanResult([], 0)
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_the_depth_limit_counts_each_construct_once(keep: bool) -> None:
+    """DEPTH_LIMIT (20) nested templates, or kept tables, are the parser's; 21 fall back.
+
+    A kept template (and a kept table) used to be counted twice, so 11 nested ``{{nowrap|``
+    already skipped the parser, which handles them correctly up to 32.
+    """
+    too_deep = (clean.Fallback(clean.TOO_DEEP, 6 + 11 * 21 + 9 + 5),)
+    for depth, fell_back in ((20, ()), (21, too_deep)):
+        assert clean.clean_wikitext_result(nested_page(depth), keep_tables=keep) == (
+            clean.CleanResult([Paragraph((), "Start core text end.")], 1, fell_back))
+    tables = ["Before.\n" + "{|\n|\n" * depth + "cell\n" + "|}\n" * depth + "After."
+              for depth in (20, 21)]
+    kept = [clean.clean_wikitext_result(t, keep_tables=True) for t in tables]
+    assert [len(r.fallbacks) for r in kept] == [0, 1]
+    dropped = [clean.clean_wikitext_result(t, keep_tables=False) for t in tables]
+    assert [len(r.fallbacks) for r in dropped] == [0, 1]
+    assert [p.text for p in dropped[0].paragraphs] == ["Before.", "After."]
+
+
+def test_real_pages_do_not_fall_back(dump: dict[str, str]) -> None:
+    results = [clean.clean_wikitext_result(text, title=t) for t, text in dump.items()]
+    assert [r.fallbacks for r in results] == [()] * 106
+    assert all(r.chunks >= 1 for r in results)
+
+
+def test_an_exception_in_the_parser_is_counted_by_its_type(
+    dump: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No real input found makes the parser raise (the sanitizer sees to that), so forced."""
+    chunks = clean.clean_wikitext_result(dump["Albedo"]).chunks
+
+    class Broken:
+        def tokenize(self, *args: object) -> object:
+            raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(_render, "_TOKENIZER", Broken)
+    result = clean.clean_wikitext_result(dump["Albedo"])
+    assert result.chunks == chunks
+    assert [f.reason for f in result.fallbacks] == ["RecursionError"] * chunks
+    assert result.paragraphs == clean_wikitext(dump["Albedo"])
+
+
+# --------------------------------------------------------------------------------------
 # Fast paths must not change a character
 # --------------------------------------------------------------------------------------
 

@@ -18,6 +18,9 @@ from freshwiki.cli._common import err, out, progress, state
 app = typer.Typer(help="Build and inspect the Wikipedia corpus store.",
                          no_args_is_help=True)
 
+_FALLBACKS_SHOWN = 10
+"""Fallback pages an ingest names on the terminal; `corpus info --fallbacks` has them all."""
+
 
 @app.command("ingest")
 def corpus_ingest(
@@ -73,9 +76,19 @@ def corpus_ingest(
             out.print(
                 f"[green]✓[/green] {path}: {report.revisions_added} revisions added, "
                 f"{report.revisions_skipped_existing} already stored, "
-                f"{report.redirects_skipped} redirects skipped, {report.passages} passages",
+                f"{report.redirects_skipped} redirects skipped, {report.passages} passages, "
+                f"{report.fallback_revisions} revisions with regex fallback "
+                f"({report.fallback_chunks} chunks)",
                 soft_wrap=True,
             )
+            if report.fallback_pages:
+                err.print(f"[yellow]{report.fallback_revisions} revision(s) partly cleaned by "
+                          "the regex fallback (the parser failed on these chunks):[/yellow]")
+                for line in report.fallback_pages[:_FALLBACKS_SHOWN]:
+                    err.print(f"  {escape(line)}", highlight=False)
+                if len(report.fallback_pages) > _FALLBACKS_SHOWN:
+                    err.print(f"  ... and {len(report.fallback_pages) - _FALLBACKS_SHOWN} "
+                              "more (`freshwiki corpus info --fallbacks` lists them)")
             if report.bad_pages:
                 err.print(f"[yellow]{len(report.bad_pages)} bad page(s) skipped:[/yellow]")
                 for line in report.bad_pages:
@@ -88,8 +101,17 @@ def corpus_ingest(
 @app.command("info")
 def corpus_info(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    list_fallbacks: Annotated[bool, typer.Option(
+        "--fallbacks", help="Also list every stored revision the regex fallback cleaned.")
+    ] = False,
 ) -> None:
-    """Show what the corpus store holds."""
+    """Show what the corpus store holds.
+
+    ``regex fallback`` counts the stored revisions (and their chunks) whose wikitext the
+    parser failed on, so the cleaner stripped those chunks with regexes instead: text kept,
+    tables and most templates dropped. It describes what the store holds, not how many
+    ingests ran: ingesting the same pages again skips them and adds nothing.
+    """
     from freshwiki.corpus.store import CorpusStore
 
     settings = state.resolved().settings
@@ -100,9 +122,30 @@ def corpus_info(
         )
     with CorpusStore(settings.corpus_path) as store:
         counts = store.counts()
+        fallback = store.fallback_summary()
+        listed = list(store.fallbacks()) if list_fallbacks else []
     if as_json:
-        out.print_json(json.dumps({"path": str(settings.corpus_path), **counts}))
+        payload: dict[str, Any] = {"path": str(settings.corpus_path), **counts,
+                                   "fallback": fallback.as_dict()}
+        if list_fallbacks:
+            payload["fallback_revisions"] = [
+                {"revision_id": f.revision_id, "page_id": f.page_id, "title": f.title,
+                 "reasons": [x.reason for x in f.fallbacks],
+                 "chunk_chars": [x.chunk_chars for x in f.fallbacks]}
+                for f in listed
+            ]
+        out.print_json(json.dumps(payload))
         return
     out.print(f"corpus {settings.corpus_path}")
     for name, value in counts.items():
         out.print(f"  {name:10} {value}")
+    reasons = ", ".join(f"{k}: {v}" for k, v in fallback.reasons.items())
+    out.print(f"  regex fallback: {fallback.revisions} revisions, {fallback.chunks} chunks"
+              + (f" ({reasons})" if reasons else ""), soft_wrap=True)
+    if fallback.uncounted_revisions:
+        out.print(f"  ({fallback.uncounted_revisions} revisions were stored before fallbacks "
+                  "were recorded and are not counted)")
+    for f in listed:
+        out.print(f"    {escape(f.title)} (revision {f.revision_id}): "
+                  + ", ".join(f"{x.reason} ({x.chunk_chars} chars)" for x in f.fallbacks),
+                  highlight=False, soft_wrap=True)

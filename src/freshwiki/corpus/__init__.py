@@ -14,21 +14,35 @@ from freshwiki.corpus.readers import (
     read_source,
 )
 from freshwiki.corpus.segment import make_passages, split_sentences
-from freshwiki.corpus.store import AddResult, CorpusStore
-from freshwiki.corpus.wikitext import WikitextError, clean_wikitext, extract_tags
+from freshwiki.corpus.store import AddResult, CorpusStore, FallbackSummary, StoredFallback
+from freshwiki.corpus.wikitext import (
+    TOO_DEEP,
+    CleanResult,
+    Fallback,
+    WikitextError,
+    clean_wikitext,
+    clean_wikitext_result,
+    extract_tags,
+)
 
 __all__ = [
     "ARTICLE_NAMESPACES",
+    "TOO_DEEP",
     "AddResult",
+    "CleanResult",
     "CorpusStore",
     "DumpReadError",
+    "Fallback",
+    "FallbackSummary",
     "IngestOptions",
     "IngestReport",
     "MultistreamIndex",
     "PageFault",
     "ReadReport",
+    "StoredFallback",
     "WikitextError",
     "clean_wikitext",
+    "clean_wikitext_result",
     "extract_tags",
     "ingest",
     "iter_latest",

@@ -7,8 +7,11 @@ so neither engine imports the other's module to reach it.
 What an engine sends a worker is a :class:`CleanJob`, not the :class:`Revision`: the
 wikitext and the four fields the passages carry. Contributor, comment, sha1 and the rest
 stay with the reader, which needs them to write the store anyway, and a worker returns only
-the passages. So the bytes that cross a process or network boundary are the text going out
-and the passages coming back, once each.
+a :class:`Cleaned`: the passages, and the chunks the cleaner had to regex-strip because its
+parser failed on them. So the bytes that cross a process or network boundary are the text
+going out and the passages coming back, once each; and since the fallbacks travel with each
+revision's passages, they are counted exactly, in order, whichever engine and however many
+workers did the cleaning.
 """
 
 from __future__ import annotations
@@ -20,10 +23,9 @@ from dataclasses import dataclass
 from typing import NamedTuple, TypeVar
 
 from freshwiki.corpus.segment import DEFAULT_MAX_WORDS, make_passages
-from freshwiki.corpus.wikitext import clean_wikitext
+from freshwiki.corpus.wikitext import Fallback, clean_wikitext_result
 from freshwiki.records import Paragraph, Passage, Revision
 
-Processed = tuple[Revision, list[Passage]]
 Handle = TypeVar("Handle")
 """An engine's reference to one submitted batch (a ``Future``, a Ray ``ObjectRef``)."""
 
@@ -54,6 +56,23 @@ class CleanJob(NamedTuple):
     """``None`` when the source gave no date (the passages then carry none)."""
 
 
+class Cleaned(NamedTuple):
+    """What a worker sends back for one :class:`CleanJob`."""
+
+    passages: list[Passage]
+    fallbacks: tuple[Fallback, ...] = ()
+    """Chunks of the wikitext the regex fallback cleaned (none for plain text)."""
+
+
+class Processed(NamedTuple):
+    """One revision, cleaned: what the engines hand the store, in input order."""
+
+    revision: Revision
+    passages: list[Passage]
+    fallbacks: tuple[Fallback, ...] = ()
+    """As :attr:`Cleaned.fallbacks`."""
+
+
 def clean_job(revision: Revision) -> CleanJob:
     """The part of ``revision`` a worker needs."""
     return CleanJob(
@@ -79,18 +98,20 @@ def plain_paragraphs(text: str) -> list[Paragraph]:
     return [Paragraph((), line.strip()) for line in text.splitlines() if line.strip()]
 
 
-def job_passages(job: CleanJob, options: IngestOptions) -> list[Passage]:
+def clean_one(job: CleanJob, options: IngestOptions) -> Cleaned:
     """Clean, segment and cut one revision's text into passages. Pure: safe in any worker."""
+    fallbacks: tuple[Fallback, ...] = ()
     if job.text_format == "plain":
         paragraphs = plain_paragraphs(job.text)
     else:
-        paragraphs = clean_wikitext(
+        cleaned = clean_wikitext_result(
             job.text,
             title=job.title,
             keep_tables=options.keep_tables,
             keep_infobox=options.keep_infobox,
         )
-    return make_passages(
+        paragraphs, fallbacks = cleaned.paragraphs, cleaned.fallbacks
+    passages = make_passages(
         paragraphs,
         page_id=job.page_id,
         revision_id=job.revision_id,
@@ -98,16 +119,17 @@ def job_passages(job: CleanJob, options: IngestOptions) -> list[Passage]:
         timestamp=job.timestamp,
         max_words=options.max_words,
     )
+    return Cleaned(passages, fallbacks)
 
 
-def clean_batch(jobs: Sequence[CleanJob], options: IngestOptions) -> list[list[Passage]]:
-    """A worker's unit of work, in every engine: the passages of each job, in order."""
-    return [job_passages(job, options) for job in jobs]
+def clean_batch(jobs: Sequence[CleanJob], options: IngestOptions) -> list[Cleaned]:
+    """A worker's unit of work, in every engine: what each job gives, in order."""
+    return [clean_one(job, options) for job in jobs]
 
 
 def process_revision(revision: Revision, options: IngestOptions) -> Processed:
     """Clean, segment and cut one revision into passages. Pure: safe in any worker."""
-    return revision, job_passages(clean_job(revision), options)
+    return Processed(revision, *clean_one(clean_job(revision), options))
 
 
 def batched(items: Iterable[Revision], size: int) -> Iterator[list[Revision]]:
@@ -138,7 +160,7 @@ def stream_batches(
     max_in_flight: int,
     submit: Callable[[list[CleanJob]], Handle],
     ready: Callable[[Handle], bool],
-    result: Callable[[Handle], list[list[Passage]]],
+    result: Callable[[Handle], list[Cleaned]],
     cancel: Callable[[Handle], object],
 ) -> Iterator[list[Processed]]:
     """The driver loop of every parallel engine: a bounded, ordered window of batches.
@@ -158,7 +180,8 @@ def stream_batches(
 
     def done() -> list[Processed]:
         batch, handle = pending.popleft()
-        return list(zip(batch, result(handle), strict=True))
+        return [Processed(revision, *cleaned)
+                for revision, cleaned in zip(batch, result(handle), strict=True)]
 
     source = batched(revisions, batch_size)
     try:

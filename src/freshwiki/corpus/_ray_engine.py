@@ -12,8 +12,10 @@ window to fill, so storing on the driver keeps pace with the workers.
 
 **What crosses the wire.** Out: a batch of :class:`~freshwiki.corpus._process.CleanJob`,
 the wikitext with the title, ids and date the passages carry. Back: each revision's
-passages. The :class:`~freshwiki.records.Revision` objects (contributor, comment, sha1,
-the text the store keeps) stay on the driver, which writes them; nothing is sent twice.
+passages, with the chunks that fell back to the regex strip (so the fallback count is the
+same as in-process, however many tasks cleaned). The
+:class:`~freshwiki.records.Revision` objects (contributor, comment, sha1, the text the
+store keeps) stay on the driver, which writes them; nothing is sent twice.
 
 **Memory.** The driver holds at most ``max_in_flight`` batches of revisions plus the one
 being read; Ray's object store holds at most ``max_in_flight`` batches of jobs and their
@@ -58,8 +60,8 @@ from freshwiki.corpus._process import clean_batch, stream_batches
 from freshwiki.errors import FreshwikiError
 
 if TYPE_CHECKING:
-    from freshwiki.corpus._process import CleanJob, IngestOptions, Processed
-    from freshwiki.records import Passage, Revision
+    from freshwiki.corpus._process import Cleaned, CleanJob, IngestOptions, Processed
+    from freshwiki.records import Revision
 
 DEFAULT_BATCH = 16
 """Revisions per task: the process pool's batch, so both engines write the same batches.
@@ -157,12 +159,12 @@ def _cluster_cpus(ray: Any) -> int:
     return cpus
 
 
-def _result(ray: Any, ref: Any) -> list[list[Passage]]:
+def _result(ray: Any, ref: Any) -> list[Cleaned]:
     """A task's result; its exception re-raised as itself, as the process pool does."""
     from ray.exceptions import RayError, RayTaskError
 
     try:
-        passages: list[list[Passage]] = ray.get(ref)
+        cleaned: list[Cleaned] = ray.get(ref)
     except RayTaskError as exc:
         raise exc.cause from exc
     except RayError as exc:
@@ -171,4 +173,4 @@ def _result(ray: Any, ref: Any) -> list[list[Passage]]:
             hint="revisions stored so far are kept; rerun the ingest to continue (it skips "
             "them).",
         ) from exc
-    return passages
+    return cleaned

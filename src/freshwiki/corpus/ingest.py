@@ -6,7 +6,14 @@ or as Ray tasks on a cluster. Work is sent out in batches with a bounded number 
 so memory stays flat however large the dump is, and results are written in input order in
 one transaction per batch: a crash loses at most the batches in flight. Both engines send a
 worker only what cleaning needs (:class:`~freshwiki.corpus._process.CleanJob`) and get back
-only the passages; the revisions themselves never leave this process.
+only the passages, with the chunks the cleaner had to regex-strip; the revisions themselves
+never leave this process.
+
+**Fallbacks.** When the wikitext parser fails on a chunk of a page, the cleaner strips that
+chunk with regexes instead so the page keeps its text (:mod:`freshwiki.corpus.wikitext`).
+That is silent in the text, so it is counted: each revision's fallbacks come back with its
+passages, are stored with it (:meth:`CorpusStore.add`), and are summed in
+:class:`IngestReport`, exactly, whichever engine and however many workers cleaned.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from freshwiki.corpus._process import (
+    Cleaned,
     CleanJob,
     IngestOptions,
     Processed,
@@ -31,8 +39,9 @@ from freshwiki.corpus._process import (
 from freshwiki.corpus._ray_engine import process_all_ray
 from freshwiki.corpus.readers import DumpReadError, ReadReport, read_source
 from freshwiki.corpus.store import CorpusStore
+from freshwiki.corpus.wikitext import Fallback
 from freshwiki.errors import FreshwikiError
-from freshwiki.records import Passage, Revision
+from freshwiki.records import Revision
 
 __all__ = [
     "IngestOptions",
@@ -56,6 +65,26 @@ class IngestReport:
     passages: int = 0
     read: ReadReport | None = None
     bad_pages: list[str] = field(default_factory=list)
+    fallback_revisions: int = 0
+    """Revisions added by this ingest with at least one chunk of their wikitext cleaned by
+    the regex fallback because the parser failed on it. Revisions skipped as already stored
+    are not cleaned, so not counted: ingesting the same pages again adds 0."""
+    fallback_chunks: int = 0
+    """Chunks of those revisions the regex fallback cleaned (a revision has one or a few)."""
+    fallback_reasons: dict[str, int] = field(default_factory=dict)
+    """Fallback chunks per reason: ``TOO_DEEP`` or the exception's type name."""
+    fallback_pages: list[str] = field(default_factory=list)
+    """``"Title (revision N): k chunk(s), reason"`` for each such revision, in input order."""
+
+    def add_fallbacks(self, revision: Revision, fallbacks: tuple[Fallback, ...]) -> None:
+        """Count one added revision's fallbacks."""
+        self.fallback_revisions += 1
+        self.fallback_chunks += len(fallbacks)
+        for f in fallbacks:
+            self.fallback_reasons[f.reason] = self.fallback_reasons.get(f.reason, 0) + 1
+        reasons = ", ".join(sorted({f.reason for f in fallbacks}))
+        self.fallback_pages.append(f"{revision.page.title} (revision {revision.id}): "
+                                   f"{len(fallbacks)} chunk(s), {reasons}")
 
     def as_dict(self) -> dict[str, object]:
         """JSON-friendly summary."""
@@ -66,6 +95,10 @@ class IngestReport:
             "redirects_skipped": self.redirects_skipped,
             "passages": self.passages,
             "bad_pages": self.bad_pages,
+            "fallback_revisions": self.fallback_revisions,
+            "fallback_chunks": self.fallback_chunks,
+            "fallback_reasons": self.fallback_reasons,
+            "fallback_pages": self.fallback_pages,
         }
 
 
@@ -96,7 +129,7 @@ def process_all(
         return
     with ProcessPoolExecutor(max_workers=workers) as pool:
 
-        def submit(jobs: list[CleanJob]) -> Future[list[list[Passage]]]:
+        def submit(jobs: list[CleanJob]) -> Future[list[Cleaned]]:
             return pool.submit(clean_batch, jobs, options)
 
         yield from stream_batches(
@@ -175,10 +208,18 @@ def ingest(
     done = 0
     try:
         for batch in batches:
-            result = store.add(batch, keep_text=options.keep_text)
+            result = store.add(
+                [(p.revision, p.passages) for p in batch], keep_text=options.keep_text,
+                fallbacks={p.revision.id: p.fallbacks for p in batch if p.fallbacks},
+            )
             report.revisions_added += result.added
             report.revisions_skipped_existing += result.skipped
             report.passages += result.passages
+            fell_backs = dict(result.fallbacks)  # popped: a revision id twice counts once
+            for p in batch:
+                fell_back = fell_backs.pop(p.revision.id, None)
+                if fell_back:
+                    report.add_fallbacks(p.revision, fell_back)
             done += len(batch)
             if on_progress:
                 on_progress(done, read_report.bytes_read)

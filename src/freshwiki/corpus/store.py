@@ -5,6 +5,12 @@ stored is skipped, passages and all) and several snapshots of one page coexist, 
 timestamp; "the article as it stood on a date" is the latest revision at or before it.
 Writes happen in batches inside one transaction, so a crash loses at most the batch in flight
 and never leaves half a revision.
+
+Each stored revision's regex fallbacks (the chunks of its wikitext the cleaner's parser failed
+on, :class:`~freshwiki.corpus.wikitext.Fallback`) are kept beside it, written in the same
+transaction. So what :meth:`CorpusStore.fallback_summary` reports is a fact about the
+revisions the store holds, not a tally of ingest runs: re-ingesting a page adds nothing,
+since its revision is skipped before it is cleaned.
 """
 
 from __future__ import annotations
@@ -13,10 +19,11 @@ import dataclasses
 import datetime as dt
 import json
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
+from freshwiki.corpus.wikitext import Fallback
 from freshwiki.records import Contributor, MaintenanceTag, PageRef, Passage, Revision
 
 _SCHEMA = """
@@ -60,7 +67,20 @@ CREATE TABLE IF NOT EXISTS sources (
     ingested_at TEXT NOT NULL,
     report TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS fallbacks (
+    revision_id INTEGER NOT NULL REFERENCES revisions(id),
+    chunk INTEGER NOT NULL,
+    reason TEXT NOT NULL,
+    chunk_chars INTEGER NOT NULL,
+    PRIMARY KEY (revision_id, chunk)
+);
+CREATE TABLE IF NOT EXISTS meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
 """
+_UNCOUNTED: Final = "fallbacks_uncounted_revisions"
+"""``meta`` key: revisions a store held before it recorded fallbacks (their count is unknown)."""
 
 
 def _iso(value: dt.datetime | None) -> str | None:
@@ -109,6 +129,44 @@ class AddResult:
     skipped: int
     """Revisions already stored (re-ingest), left untouched."""
     passages: int
+    fallbacks: dict[int, tuple[Fallback, ...]] = dataclasses.field(default_factory=dict)
+    """The regex fallbacks stored, by revision id: only revisions this call added, and only
+    those with at least one."""
+
+
+@dataclasses.dataclass(frozen=True)
+class FallbackSummary:
+    """How much of what a store holds was cleaned by the regex fallback.
+
+    Counts are over the revisions stored, each counted once however often its source was
+    ingested (a revision already stored is skipped before cleaning). A history ingest stores
+    every revision, so one page whose text always nests too deep counts once per revision.
+    """
+
+    revisions: int
+    """Stored revisions with at least one chunk regex-stripped."""
+    chunks: int
+    """Chunks regex-stripped, over those revisions (a page is one chunk or a few)."""
+    chunk_chars: int
+    """Characters in those chunks (sanitized wikitext)."""
+    reasons: dict[str, int]
+    """Chunks per reason: ``TOO_DEEP`` or the exception's type name."""
+    uncounted_revisions: int = 0
+    """Revisions stored before the store recorded fallbacks: not counted, as not known."""
+
+    def as_dict(self) -> dict[str, object]:
+        """JSON-friendly form, for ``corpus info --json``."""
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class StoredFallback:
+    """One stored revision whose wikitext fell back, with the page it belongs to."""
+
+    revision_id: int
+    page_id: int
+    title: str
+    fallbacks: tuple[Fallback, ...]
 
 
 class CorpusStore:
@@ -120,7 +178,16 @@ class CorpusStore:
         self._conn = sqlite3.connect(path, timeout=60.0)
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
+        tables = {row[0] for row in self._conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'")}
         self._conn.executescript(_SCHEMA)
+        if "revisions" in tables and "fallbacks" not in tables:
+            # A store from before fallbacks were recorded: say how many revisions predate
+            # counting rather than let them look clean.
+            with self._conn:
+                held = self._conn.execute("SELECT COUNT(*) FROM revisions").fetchone()[0]
+                self._conn.execute("INSERT OR IGNORE INTO meta VALUES (?, ?)",
+                                   (_UNCOUNTED, str(held)))
         self._conn.commit()
 
     def __enter__(self) -> CorpusStore:
@@ -141,8 +208,19 @@ class CorpusStore:
         items: Iterable[tuple[Revision, Sequence[Passage]]],
         *,
         keep_text: bool = True,
+        fallbacks: Mapping[int, Sequence[Fallback]] | None = None,
     ) -> AddResult:
-        """Store revisions with their passages in one transaction."""
+        """Store revisions with their passages in one transaction.
+
+        Args:
+            items: (revision, its passages) pairs.
+            keep_text: Store each revision's wikitext.
+            fallbacks: The regex fallbacks of some of these revisions, by revision id; each
+                is stored with its revision (in the same transaction) and only if the
+                revision is added, so a revision already stored is never counted twice.
+        """
+        fallbacks = fallbacks or {}
+        stored: dict[int, tuple[Fallback, ...]] = {}
         added = skipped = n_passages = 0
         with self._conn:
             for revision, passages in items:
@@ -178,9 +256,17 @@ class CorpusStore:
                         for p in passages
                     ],
                 )
+                fell_back = tuple(fallbacks.get(revision.id, ()))
+                if fell_back:
+                    self._conn.executemany(
+                        "INSERT INTO fallbacks VALUES (?,?,?,?)",
+                        [(revision.id, i, f.reason, f.chunk_chars)
+                         for i, f in enumerate(fell_back)],
+                    )
+                    stored[revision.id] = fell_back
                 added += 1
                 n_passages += len(passages)
-        return AddResult(added, skipped, n_passages)
+        return AddResult(added, skipped, n_passages, stored)
 
     def has_revision(self, revision_id: int) -> bool:
         """Whether a revision is stored: ingest asks before cleaning, so a rerun is cheap."""
@@ -196,6 +282,39 @@ class CorpusStore:
             )
 
     # -- reading -------------------------------------------------------------------------
+
+    def fallback_summary(self) -> FallbackSummary:
+        """How many stored revisions (and chunks) the regex fallback cleaned, for `corpus info`."""
+        revisions, chunks, chars = self._conn.execute(
+            "SELECT COUNT(DISTINCT revision_id), COUNT(*), COALESCE(SUM(chunk_chars), 0)"
+            " FROM fallbacks"
+        ).fetchone()
+        reasons = dict(self._conn.execute(
+            "SELECT reason, COUNT(*) FROM fallbacks GROUP BY reason ORDER BY COUNT(*) DESC,"
+            " reason"))
+        row = self._conn.execute("SELECT value FROM meta WHERE key = ?",
+                                 (_UNCOUNTED,)).fetchone()
+        return FallbackSummary(int(revisions), int(chunks), int(chars),
+                               {str(k): int(v) for k, v in reasons.items()},
+                               int(row[0]) if row else 0)
+
+    def fallbacks(self) -> Iterator[StoredFallback]:
+        """Every stored revision that fell back, by revision id: the pages to look at."""
+        rows = self._conn.execute(
+            "SELECT f.revision_id, r.page_id, p.title, f.reason, f.chunk_chars"
+            " FROM fallbacks f JOIN revisions r ON r.id = f.revision_id"
+            " JOIN pages p ON p.id = r.page_id ORDER BY f.revision_id, f.chunk"
+        )
+        current: tuple[int, int, str] | None = None
+        found: list[Fallback] = []
+        for revision_id, page_id, title, reason, chars in rows:
+            if current is not None and current[0] != revision_id:
+                yield StoredFallback(*current, tuple(found))
+                found = []
+            current = (revision_id, page_id, title)
+            found.append(Fallback(reason, chars))
+        if current is not None:
+            yield StoredFallback(*current, tuple(found))
 
     def counts(self) -> dict[str, int]:
         """Rows per table."""

@@ -41,7 +41,9 @@ nests deeper than :data:`DEPTH_LIMIT`, that chunk goes through a fallback instea
 conservative regex strip (linear, any depth) that keeps the chunk's text, headings, lists,
 maintenance tags and whitelisted templates, and drops other templates and every table.
 ``on_error="raise"`` turns this off (useful to find such pages); the module constant
-:data:`FALLBACK_ON_ERROR` sets the default.
+:data:`FALLBACK_ON_ERROR` sets the default. The fallback is silent in the text, so
+:func:`clean_wikitext_result` reports each chunk it took (:class:`Fallback`: the reason,
+:data:`TOO_DEEP` or the exception's type name, and the chunk's size); ingest counts them.
 
 Tag scope follows where the editor put the tag, not only which template it is. Editors put
 ``{{Inconsistent}}`` mid-sentence (all 68 uses in WikiContradict are inline), so:
@@ -88,7 +90,11 @@ from freshwiki.corpus.wikitext._templates import (
     TemplateArgs,
 )
 from freshwiki.corpus.wikitext.clean import (
+    TOO_DEEP,
+    CleanResult,
+    Fallback,
     clean_wikitext,
+    clean_wikitext_result,
     extract_tags,
 )
 
@@ -100,10 +106,14 @@ __all__ = [
     "INLINE_TEMPLATES",
     "MAINTENANCE_TAGS",
     "MATH_PLACEHOLDER",
+    "TOO_DEEP",
+    "CleanResult",
+    "Fallback",
     "TagSpec",
     "TemplateArgs",
     "WikitextError",
     "canonical_tag_name",
     "clean_wikitext",
+    "clean_wikitext_result",
     "extract_tags",
 ]

@@ -303,7 +303,9 @@ def _balance(
         if start >= covered:
             edits.append((start, end, _GAP))
             covered = end
-    deep = _too_deep([*spans, *templates, *table_spans])
+    # ``spans`` already holds the kept templates (and the tables, when kept): each span once,
+    # or a kept template would count twice and 11 nested {{nowrap| would be "too deep".
+    deep = _too_deep(sorted({*spans, *templates, *table_spans}))
     if edits:
         text, moved = _apply_edits(text, edits, spans + [(p, p) for p in deep])
         spans, deep = moved[:len(spans)], [p for p, _ in moved[len(spans):]]

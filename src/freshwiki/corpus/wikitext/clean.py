@@ -1,12 +1,14 @@
 """The public entry points of the cleaner.
 
-:func:`clean_wikitext` runs the four stages on a page; :func:`extract_tags` lists every
-maintenance tag of a page, including those inside content the cleaner drops.
+:func:`clean_wikitext` runs the four stages on a page (:func:`clean_wikitext_result` also says
+which chunks the regex fallback cleaned); :func:`extract_tags` lists every maintenance tag of a
+page, including those inside content the cleaner drops.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Final
 
 import mwparserfromhell
@@ -20,6 +22,7 @@ from freshwiki.corpus.wikitext._fallback import _BRACE_RE
 from freshwiki.corpus.wikitext._render import _Renderer
 from freshwiki.corpus.wikitext._sanitize import (
     _TAG_HEAD_RE,
+    DEPTH_LIMIT,
     _balance,
     _chunks,
     _extract_ext_tags,
@@ -41,6 +44,43 @@ from freshwiki.corpus.wikitext._tags import (
 from freshwiki.records import MaintenanceTag, Paragraph
 
 _REDIRECT_RE: Final = re.compile(r"\s*#\s*redirect\s*:?\s*\[\[", re.IGNORECASE)
+
+
+TOO_DEEP: Final = f"nested deeper than {DEPTH_LIMIT}"
+"""The :attr:`Fallback.reason` of a chunk sent to the regex strip without parsing it.
+
+Past its own depth limit mwparserfromhell does not raise: it silently leaves the inner
+constructs as text (40 nested ``{{nowrap|`` come back as 33 templates and text), so such a
+chunk is a parser failure found before parsing rather than caught after."""
+
+
+@dataclass(frozen=True, slots=True)
+class Fallback:
+    """One chunk of a page that the regex fallback cleaned instead of the parser.
+
+    The fallback works chunk by chunk (the pieces stage 2 cuts a page into at blank and
+    heading lines outside every construct, about :data:`CHUNK_CHARS` each; most articles are
+    one chunk), so a chunk is what is counted. Its text is kept, but its tables and
+    non-whitelisted templates are dropped, and it may keep markup the parser would have
+    removed: a page with fallbacks is a page to look at.
+    """
+
+    reason: str
+    """:data:`TOO_DEEP`, or the type name of what the parser or renderer raised
+    (``RecursionError``, ``ParserError``...)."""
+    chunk_chars: int
+    """Length of the chunk (sanitized wikitext: comments and refs already gone)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CleanResult:
+    """What :func:`clean_wikitext_result` gives: the paragraphs, and how they were made."""
+
+    paragraphs: list[Paragraph]
+    chunks: int
+    """Chunks the page was cut into (0 for a redirect): the denominator of a fallback rate."""
+    fallbacks: tuple[Fallback, ...] = ()
+    """The chunks that went through the regex fallback, in page order."""
 
 
 def clean_wikitext(
@@ -69,20 +109,45 @@ def clean_wikitext(
     Returns:
         Paragraphs in page order. Boilerplate sections (:data:`BOILERPLATE_SECTIONS`)
         and redirects yield nothing. A paragraph with empty text only occurs to carry block
-        tags whose section has no text (see the module docstring).
+        tags whose section has no text (see the module docstring). To learn which chunks
+        went through the regex fallback, call :func:`clean_wikitext_result` instead.
+    """
+    return clean_wikitext_result(
+        wikitext, title=title, keep_tables=keep_tables, keep_infobox=keep_infobox,
+        keep_lists=keep_lists, on_error=on_error,
+    ).paragraphs
+
+
+def clean_wikitext_result(
+    wikitext: str,
+    *,
+    title: str = "",
+    keep_tables: bool = False,
+    keep_infobox: bool = False,
+    keep_lists: bool = True,
+    on_error: OnError | None = None,
+) -> CleanResult:
+    """:func:`clean_wikitext`, also saying which chunks the regex fallback cleaned.
+
+    The fallback keeps a page's text when the parser cannot, which is why it is silent; this
+    is how ingest counts it, so a corpus says how much of it was cleaned the rough way.
+    Arguments as for :func:`clean_wikitext`; with ``on_error="raise"`` nothing falls back.
     """
     if _REDIRECT_RE.match(wikitext):
-        return []
+        return CleanResult([], 0)
     mode: OnError = on_error or ("fallback" if FALLBACK_ON_ERROR else "raise")
     text = _strip_comments(_PRIVATE_RE.sub("", wikitext).replace("\r\n", "\n"))
     text = _extract_ext_tags(text)
     renderer = _Renderer(title=title, keep_tables=keep_tables, keep_infobox=keep_infobox)
     stream: list[_Item] = []
+    fallbacks: list[Fallback] = []
     sanitized = _balance(text, keep_tables=keep_tables, keep_infobox=keep_infobox)
-    for chunk, too_deep in _chunks(sanitized):
+    chunks = _chunks(sanitized)
+    for chunk, too_deep in chunks:
         mark = len(renderer.tags)
         if too_deep and mode == "fallback":
             stream.extend(renderer.fallback_stream(chunk))
+            fallbacks.append(Fallback(TOO_DEEP, len(chunk)))
             continue
         piece: list[_Item] = []
         try:
@@ -95,11 +160,12 @@ def clean_wikitext(
                 ) from exc
             del renderer.tags[mark:]
             piece = renderer.fallback_stream(chunk)
+            fallbacks.append(Fallback(type(exc).__name__, len(chunk)))
         stream.extend(piece)
     assembler = _Assembler(renderer.tags, keep_lists=keep_lists)
     for item in stream:
         assembler.feed(item)
-    return assembler.finish()
+    return CleanResult(assembler.finish(), len(chunks), tuple(fallbacks))
 
 
 _LINE_PREFIX_BLOCK_RE: Final = re.compile(r"[ \t]*(?:=+[^=\n]*=+)?(?:[ \t]*\{\{[^\n]*?\}\})*[ \t]*")
