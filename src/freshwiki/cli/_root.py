@@ -24,6 +24,7 @@ from freshwiki.cli import (
     evaluation,
     growover,
     index,
+    leaderboard,
     llm,
     models,
     notes,
@@ -47,6 +48,7 @@ app.command()(search.search)
 app.command()(serve.serve)
 app.command("eval")(evaluation.eval_command)
 app.command("report")(evaluation.report)
+app.command("leaderboard")(leaderboard.leaderboard)
 app.add_typer(runs.app, name="runs")
 app.add_typer(models.app, name="models")
 app.add_typer(config.app, name="config")

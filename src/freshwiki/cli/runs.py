@@ -7,13 +7,15 @@ store at ``FRESHWIKI_HOME/runs/runs.sqlite``.
 from __future__ import annotations
 
 import json
+import tempfile
+from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from freshwiki.cli._common import out, state
+from freshwiki.cli._common import out, progress, state
 
 app = typer.Typer(help="List, compare, export and import evaluation runs.",
                   invoke_without_command=True)
@@ -120,3 +122,116 @@ def diff(
     out.print(f"{sum(d.identity for d in differences)} identity key(s) differ; code.* are "
               "modules (digest of their code without docstrings), prompts.* files beside them.",
               soft_wrap=True)
+
+
+def _existing_store() -> Path:
+    from freshwiki.errors import FreshwikiError
+    from freshwiki.evaluation import default_results_path
+
+    path = default_results_path(state.resolved().settings)
+    if not path.exists():  # exporting from nothing must not create an empty store
+        raise FreshwikiError(f"no evaluation results at {path}, so no runs to export",
+                             hint="`freshwiki eval` makes runs (is FRESHWIKI_HOME the same?).")
+    return path
+
+
+@app.command("export")
+def export(
+    out_path: Annotated[Path, typer.Option(
+        "--out", "-o", help="File to write (gzip JSON lines, e.g. runs-laptop.jsonl.gz); "
+        "replaced if it exists.")],
+    run_ids: Annotated[list[str] | None, typer.Argument(
+        help="Run ids or unique prefixes (default: every run).")] = None,
+    benchmark: Annotated[list[str] | None, typer.Option(
+        "--benchmark", "-b", help="Also every run of this benchmark (repeatable).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Write runs, with every output, score and failure, to one file for another machine."""
+    from freshwiki.evaluation import ResultsStore, export_runs, select_runs
+
+    with ResultsStore(_existing_store()) as store:
+        ids = select_runs(store, run_ids or [], benchmark or [])
+        with progress("{task.completed} rows", transient=True) as bars:
+            task = bars.add_task("exporting", total=None)
+            summary = export_runs(store, out_path, ids, progress=lambda _, done, total:
+                                  bars.update(task, completed=done, total=total))
+    if as_json:
+        out.print_json(json.dumps({"path": str(summary.path), "runs": list(summary.run_ids),
+                                   "rows": dict(summary.counts), "sha256": summary.sha256,
+                                   "bytes": summary.size}))
+        return
+    c = summary.counts
+    out.print(f"exported {len(summary.run_ids)} run(s) ({c.get('outputs', 0):,} outputs, "
+              f"{c.get('scores', 0):,} scores, {c.get('failures', 0):,} failures) to "
+              f"{summary.path} ({summary.size:,} bytes, sha256 {summary.sha256[:16]}…)",
+              soft_wrap=True, markup=False, highlight=False)
+    out.print("on the other machine: freshwiki runs import "
+              f"{summary.path.name}", soft_wrap=True, markup=False, highlight=False)
+
+
+@app.command("import")
+def import_(
+    files: Annotated[list[Path], typer.Argument(
+        help="Runs files written by `freshwiki runs export` (several: all or nothing).")],
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Check the files and count what would be added; change nothing.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Merge runs files into this machine's runs store: each result once, all or nothing."""
+    from freshwiki.evaluation import (
+        ResultsStore,
+        check_runs_files,
+        default_results_path,
+        merge_runs_files,
+    )
+
+    path = default_results_path(state.resolved().settings)
+    with progress("{task.percentage:>3.0f}%", transient=True) as bars:
+        task = bars.add_task("checking", total=None)
+
+        def report(stage: str, done: int, total: int | None) -> None:
+            bars.update(task, description=stage, completed=done, total=total)
+
+        # Every file is checked before the store is opened: a bad file must not even leave
+        # a new, empty store behind.
+        checked = check_runs_files(files, progress=report)
+        with tempfile.TemporaryDirectory() as scratch:
+            # A dry run with no store yet counts against an empty one it then throws away.
+            target = path if path.exists() or not dry_run else Path(scratch) / "runs.sqlite"
+            with ResultsStore(target) as store:
+                summary = merge_runs_files(store, checked, dry_run=dry_run, progress=report)
+    m = summary.merged
+    rows = {t: {"added": m.added[t], "already_present": m.present[t]} for t in m.added}
+    if as_json:
+        out.print_json(json.dumps({
+            "store": str(path), "dry_run": dry_run,
+            "files": [{"path": str(f.path), "schema": f.header.get("schema"),
+                       "freshwiki": f.header.get("freshwiki"),
+                       "exported_at": f.header.get("exported_at"), "rows": dict(f.counts)}
+                      for f in summary.files],
+            "runs_added": list(m.runs_added), "runs_merged": list(m.runs_merged),
+            "rows": rows, "different_answers_kept_local": m.diverged,
+            "scores_of_other_answers_skipped": m.of_other_answers,
+            "failures_already_resolved": m.failures_resolved}))
+        return
+    table = Table(title=("would import into " if dry_run else "imported into ") + str(path))
+    table.add_column("rows")
+    table.add_column("added", justify="right")
+    table.add_column("already here", justify="right")
+    for name, counts in rows.items():
+        table.add_row(name, f"{counts['added']:,}", f"{counts['already_present']:,}")
+    out.print(table)
+    new = ", ".join(m.runs_added) or "none"
+    out.print(f"new runs: {new}; runs already here (work sets merged): "
+              f"{', '.join(m.runs_merged) or 'none'}", soft_wrap=True, markup=False,
+              highlight=False)
+    if m.diverged:
+        out.print(f"{m.diverged} answer(s) differ from the ones stored here: the stored ones "
+                  f"are kept, and {m.of_other_answers} score(s) of the other answers skipped.",
+                  soft_wrap=True)
+    if m.failures_resolved:
+        out.print(f"{m.failures_resolved} failure(s) not imported: their results are stored "
+                  "here.", soft_wrap=True)
+    if dry_run:
+        out.print("dry run: nothing was changed.")

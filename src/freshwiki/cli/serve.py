@@ -27,7 +27,10 @@ def serve(
     chat: Annotated[bool, typer.Option(
         help="Serve the chat API and page (--no-chat: search only, no model loaded).")] = True,
 ) -> None:
-    """Serve the HTTP API and chat page: `/`, `/v1/chat/completions`, `/v1/search`, `/docs`."""
+    """Serve the HTTP API, chat page and leaderboard: `/`, `/v1/chat/completions`, `/leaderboard`.
+
+    Also `/v1/search`, and `/docs` for the API reference.
+    """
     import uvicorn
 
     from freshwiki.retrieval import resolve_index_name
@@ -59,7 +62,8 @@ def serve(
         engine = GroundedChat(llm, index, mode=pipeline_mode, k=k)
     what = f"chat with {settings.model} ({pipeline_mode} mode) and search" if chat else "search"
     err.print(f"serving {what} over index {served!r} ({len(index)} passages) on "
-              f"http://{host}:{port}  [dim]{ATTRIBUTION}[/dim]", soft_wrap=True)
+              f"http://{host}:{port} (leaderboard: /leaderboard)  [dim]{ATTRIBUTION}[/dim]",
+              soft_wrap=True)
     try:
         uvicorn.run(create_app(settings, index=index, index_name=served, engine=engine,
                                model_name=settings.model if chat else "",

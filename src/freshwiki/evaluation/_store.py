@@ -24,7 +24,7 @@ import json
 import math
 import sqlite3
 import traceback
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from freshwiki.benchmarks import Output, Sample, Score
 from freshwiki.errors import FreshwikiError
+from freshwiki.evaluation._diff import diff_runs
 from freshwiki.evaluation._types import FailedItem, RunInfo, RunResults, ScoredItem
 from freshwiki.llm import Usage
 
@@ -108,6 +109,60 @@ class UnknownRunError(FreshwikiError):
 
 class StoreError(FreshwikiError):
     """The results database cannot be used (newer schema, not a freshwiki store)."""
+
+
+class RunConflictError(FreshwikiError):
+    """A run id stored here names a different run in rows being merged in."""
+
+
+COLUMNS: Mapping[str, Mapping[str, str]] = {
+    "runs": {"run_id": "text", "benchmark": "text", "system": "text", "model": "text",
+             "label": "text", "config": "json", "code_version": "text",
+             "model_hashes": "json", "created_at": "time", "updated_at": "time"},
+    "outputs": {"run_id": "text", "sample_id": "text", "template": "text",
+                "sample_index": "int", "metadata": "json", "text": "text",
+                "prompt_tokens": "int", "completion_tokens": "int",
+                "cached_prompt_tokens": "int", "latency_s": "real", "cache_hit": "int",
+                "model": "text", "trace": "json", "created_at": "time"},
+    "scores": {"run_id": "text", "sample_id": "text", "template": "text", "scorer": "text",
+               "value": "real", "label": "text?", "explanation": "text", "data": "json",
+               "created_at": "time"},
+    "failures": {"run_id": "text", "sample_id": "text", "template": "text", "stage": "text",
+                 "scorer": "text", "error_type": "text", "message": "text", "detail": "text",
+                 "attempts": "int", "first_at": "time", "last_at": "time"},
+}
+"""Every column of every table, in schema order, with the kind of value it holds.
+
+``json`` columns hold canonical JSON text in the database and the decoded object in
+:meth:`ResultsStore.export_rows` / :meth:`ResultsStore.merge_rows`; ``time`` is ISO 8601 text;
+``text?`` may be null. Moving runs between machines is written against this table, and a test
+checks it against the schema, so a new column cannot be silently left out of an export.
+"""
+
+@dataclass(frozen=True)
+class MergeCounts:
+    """What :meth:`ResultsStore.merge_rows` did, table by table.
+
+    Attributes:
+        runs_added: Run ids that were not stored here before.
+        runs_merged: Run ids that were (their work sets were widened, if at all).
+        added: Rows stored, per table.
+        present: Rows not stored because the same key was already stored, per table.
+        diverged: Outputs stored here with another text than the incoming one (the stored
+            one is kept, as the store keeps the first result committed).
+        of_other_answers: Incoming scores (and score failures) not stored because they
+            judged an incoming output that lost to a different stored one: they would score
+            an answer they never saw.
+        failures_resolved: Incoming failures not stored because the result is stored here.
+    """
+
+    runs_added: tuple[str, ...]
+    runs_merged: tuple[str, ...]
+    added: Mapping[str, int]
+    present: Mapping[str, int]
+    diverged: int
+    of_other_answers: int
+    failures_resolved: int
 
 
 @dataclass(frozen=True)
@@ -500,6 +555,204 @@ class ResultsStore:
         ).fetchall()
         return {(r[0], r[1], r[2], r[3]): int(r[4]) for r in rows}
 
+    def output_metadata(self, run_id: str) -> dict[tuple[str, str], dict[str, Any]]:
+        """The sample metadata of every committed output, by (sample, template).
+
+        Unlike :meth:`load_run` this includes answers not (yet) scored, so a leaderboard can
+        count what a run attempted, not only what was scored.
+        """
+        rows = self._conn.execute(
+            "SELECT sample_id, template, metadata FROM outputs WHERE run_id = ? "
+            "ORDER BY sample_index, sample_id, template",
+            (self.resolve_run_id(run_id),),
+        ).fetchall()
+        return {(r[0], r[1]): json.loads(r[2]) for r in rows}
+
+    def fingerprint(self) -> str:
+        """A short text that changes whenever anything a report shows may have changed.
+
+        Row counts and the latest timestamps: every commit adds a row or moves a run's
+        ``updated_at``, and a repeated failure moves ``last_at``. Cheap enough to ask per
+        request, so a server can rebuild a page only when the results changed.
+        """
+        row = self._conn.execute(
+            "SELECT (SELECT COUNT(*) FROM runs), (SELECT MAX(updated_at) FROM runs), "
+            "(SELECT COUNT(*) FROM outputs), (SELECT COUNT(*) FROM scores), "
+            "(SELECT COUNT(*) FROM failures), (SELECT MAX(last_at) FROM failures), "
+            "(SELECT TOTAL(attempts) FROM failures)"
+        ).fetchone()
+        return "|".join(str(v) for v in row)
+
+    def export_rows(self, run_ids: Sequence[str]) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Every row of the given runs: their ``runs`` rows, then outputs, scores, failures.
+
+        Read in one transaction, so the rows are one consistent snapshot even while a runner
+        keeps committing (WAL readers see the database as of their first read). JSON columns
+        come decoded (see :data:`COLUMNS`).
+
+        Raises:
+            UnknownRunError: a run id is not stored (ids must be full, not prefixes).
+        """
+        ids = list(dict.fromkeys(run_ids))
+        self._conn.execute("BEGIN")
+        try:
+            for run_id in ids:
+                if self._conn.execute("SELECT 1 FROM runs WHERE run_id = ?",
+                                      (run_id,)).fetchone() is None:
+                    raise UnknownRunError(f"no run {run_id!r} in {self.path}",
+                                          hint="`freshwiki runs` lists the stored runs.")
+            order = {"runs": "run_id", "outputs": "sample_index, sample_id, template",
+                     "scores": "sample_id, template, scorer",
+                     "failures": "sample_id, template, stage, scorer"}
+            for table, columns in COLUMNS.items():
+                for run_id in ids:
+                    cursor = self._conn.execute(
+                        f"SELECT {', '.join(columns)} FROM {table} WHERE run_id = ? "
+                        f"ORDER BY {order[table]}", (run_id,))
+                    for row in cursor:
+                        yield table, {name: json.loads(value) if kind == "json" else value
+                                      for (name, kind), value in zip(columns.items(), row,
+                                                                     strict=True)}
+        finally:
+            self._conn.execute("COMMIT")
+
+    def merge_rows(self, rows: Iterable[tuple[str, Mapping[str, Any]]], *, source: str,
+                   commit: bool = True) -> MergeCounts:
+        """Merge rows from another store (see :meth:`export_rows`) into this one, atomically.
+
+        All in one write transaction: if ``rows`` raises (a damaged file) or a run conflicts,
+        nothing is stored. Keys are the store's own, so merging the same rows twice, or two
+        overlapping sets, stores each result once:
+
+        * a new run is stored as it comes; a known one must have the same identity (every
+          config key :func:`~freshwiki.evaluation._diff.diff_runs` counts as identity: not
+          the work set, nor how the model was spelled), else :class:`RunConflictError`; its
+          work set is widened as on resume, its code versions joined, its first and last
+          times widened;
+        * outputs and scores: ``ON CONFLICT DO NOTHING``, the stored one wins (as when two
+          processes race). An incoming output that loses to a *different* stored text takes
+          its scores with it, since they judged the other text;
+        * a failure is stored only while its result is missing (here or in ``rows``), and a
+          stored result clears the matching failure, as a commit does.
+
+        Rows must come in :meth:`export_rows`' order (a run's row before its results).
+
+        Args:
+            rows: ``(table, row)`` pairs; JSON columns decoded.
+            source: Where the rows come from, for error messages.
+            commit: ``False`` rolls everything back at the end (a dry run that still counts).
+
+        Raises:
+            RunConflictError: naming the run and the config keys that differ.
+        """
+        added = dict.fromkeys(COLUMNS, 0)
+        present = dict.fromkeys(COLUMNS, 0)
+        runs_added: list[str] = []
+        runs_merged: list[str] = []
+        lost: set[tuple[str, str, str]] = set()
+        diverged = other_answers = resolved = 0
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn = self._conn
+            for table, row in rows:
+                if table == "runs":
+                    if self._merge_run(row, source):
+                        runs_added.append(row["run_id"])
+                        added["runs"] += 1
+                    else:
+                        runs_merged.append(row["run_id"])
+                        present["runs"] += 1
+                    continue
+                key = (row["run_id"], row["sample_id"], row["template"])
+                if table != "outputs" and key in lost and (
+                        table == "scores" or row["stage"] == "score"):
+                    other_answers += 1
+                    continue
+                if table == "failures" and self._result_stored(row):
+                    resolved += 1
+                    continue
+                if self._insert(table, row):
+                    added[table] += 1
+                    if table == "outputs":
+                        conn.execute("DELETE FROM failures WHERE run_id = ? AND sample_id = ? "
+                                     "AND template = ? AND stage = 'respond'", key)
+                    elif table == "scores":
+                        conn.execute("DELETE FROM failures WHERE run_id = ? AND sample_id = ? "
+                                     "AND template = ? AND stage = 'score' AND scorer = ?",
+                                     (*key, row["scorer"]))
+                    continue
+                present[table] += 1
+                if table == "outputs":
+                    stored = conn.execute(
+                        "SELECT text FROM outputs WHERE run_id = ? AND sample_id = ? "
+                        "AND template = ?", key).fetchone()
+                    if stored is not None and stored[0] != row["text"]:
+                        diverged += 1
+                        lost.add(key)
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT" if commit else "ROLLBACK")
+        return MergeCounts(runs_added=tuple(runs_added), runs_merged=tuple(runs_merged),
+                           added=added, present=present, diverged=diverged,
+                           of_other_answers=other_answers, failures_resolved=resolved)
+
+    def _merge_run(self, row: Mapping[str, Any], source: str) -> bool:
+        """Store or widen one incoming run row (inside :meth:`merge_rows`' transaction).
+
+        Returns:
+            Whether the run was new here.
+        """
+        run_id = row["run_id"]
+        local = self._conn.execute("SELECT * FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        if local is None:
+            return self._insert("runs", row)
+        mine, theirs = json.loads(local["config"]), row["config"]
+        incoming = _run_info({**row, "config": _dumps(theirs),
+                              "model_hashes": _dumps(row["model_hashes"])})
+        differ = [d.key for d in diff_runs(_run_info(local), incoming) if d.identity]
+        differ += [c for c in ("benchmark", "system") if local[c] != row[c]]
+        if differ:
+            shown = ", ".join(differ[:6]) + (f" and {len(differ) - 6} more" if len(differ) > 6
+                                             else "")
+            raise RunConflictError(
+                f"run {run_id} ({local['benchmark']}, {local['system']}) is stored in "
+                f"{self.path} and in {source} with different identities (they differ in "
+                f"{shown}); nothing was stored",
+                hint="one run id must mean one run: were the two stores written by "
+                "freshwiki versions that derive run ids differently? Compare the two with "
+                "`freshwiki runs --json`, and import from a store of the same version.")
+        versions = local["code_version"].split("; ")
+        versions += [v for v in str(row["code_version"]).split("; ") if v not in versions]
+        self._conn.execute(
+            "UPDATE runs SET config = ?, code_version = ?, label = ?, created_at = ?, "
+            "updated_at = ? WHERE run_id = ?",
+            (_dumps(_merge_work(mine, theirs)), "; ".join(versions),
+             local["label"] or row["label"],
+             min(local["created_at"], row["created_at"], key=dt.datetime.fromisoformat),
+             max(local["updated_at"], row["updated_at"], key=dt.datetime.fromisoformat),
+             run_id))
+        return False
+
+    def _insert(self, table: str, row: Mapping[str, Any]) -> bool:
+        """``INSERT ... ON CONFLICT DO NOTHING`` of one row; whether it was stored."""
+        columns = COLUMNS[table]
+        values = [_dumps(row[c]) if kind == "json" else row[c] for c, kind in columns.items()]
+        cursor = self._conn.execute(
+            f"INSERT INTO {table} ({', '.join(columns)}) "
+            f"VALUES ({', '.join('?' * len(columns))}) ON CONFLICT DO NOTHING", values)
+        return cursor.rowcount == 1
+
+    def _result_stored(self, failure: Mapping[str, Any]) -> bool:
+        """Whether the result a failure row says is missing is stored (so it is not)."""
+        key = (failure["run_id"], failure["sample_id"], failure["template"])
+        if failure["stage"] == "respond":
+            sql = "SELECT 1 FROM outputs WHERE run_id = ? AND sample_id = ? AND template = ?"
+            return self._conn.execute(sql, key).fetchone() is not None
+        sql = ("SELECT 1 FROM scores WHERE run_id = ? AND sample_id = ? AND template = ? "
+               "AND scorer = ?")
+        return self._conn.execute(sql, (*key, failure["scorer"])).fetchone() is not None
+
     def count(self, table: str, run_id: str) -> tuple[int, int]:
         """(rows, distinct keys) of ``outputs``/``scores``/``failures`` for a run.
 
@@ -520,7 +773,7 @@ class ResultsStore:
         return int(row[0]), int(row[1])
 
 
-def _run_info(row: sqlite3.Row) -> RunInfo:
+def _run_info(row: sqlite3.Row | Mapping[str, Any]) -> RunInfo:
     return RunInfo(
         run_id=row["run_id"],
         benchmark=row["benchmark"],

@@ -4,7 +4,8 @@
 >>> uvicorn.run(app, host="127.0.0.1", port=8765)  # or `freshwiki serve`
 
 Routes: ``/v1/search``, ``/v1/chat/completions``, ``/v1/conversations[/ID]``, ``/`` (the page),
-``/healthz``, and ``/docs`` for the interactive reference. Every request first passes the
+``/leaderboard/`` (the evaluation leaderboard of the server's runs store), ``/healthz``, and
+``/docs`` for the interactive reference. Every request first passes the
 checks of :class:`RequestGuard` (host, origin, API key, JSON content type, body size).
 """
 

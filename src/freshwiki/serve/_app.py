@@ -15,6 +15,7 @@ from freshwiki.config import Settings
 from freshwiki.retrieval import HybridIndex
 from freshwiki.serve._chat import ChatService, install_chat
 from freshwiki.serve._guard import LOOPBACK_NAMES, RequestGuard
+from freshwiki.serve._leaderboard import install_leaderboard
 from freshwiki.serve._page import install_page
 from freshwiki.serve._search import SearchService
 from freshwiki.serve._search import router as search_router
@@ -38,7 +39,8 @@ def create_app(
     a wrong model spec fails before the port opens.
 
     Args:
-        settings: Resolved settings; ``settings.home`` holds the conversation store.
+        settings: Resolved settings; ``settings.home`` holds the conversation store, and
+            the runs store the leaderboard at ``/leaderboard`` is built from.
         index: The index ``/v1/search`` answers from; the caller, who opened it, closes it.
         index_name: Its name, echoed in responses and ``/healthz``.
         engine: The grounded chat behind ``/v1/chat/completions`` and the page at ``/``;
@@ -68,6 +70,7 @@ def create_app(
     install_chat(app, ChatService(engine, store, model_name or "freshwiki",
                                   queue=settings.chat_queue))
     install_page(app)
+    install_leaderboard(app, settings)
     hosts = {*LOOPBACK_NAMES, *_listed(settings.allowed_hosts)}
     if host not in ("0.0.0.0", "::", ""):
         hosts.add(host)
