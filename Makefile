@@ -3,7 +3,7 @@ VENV   := .venv
 STAMP  := $(VENV)/.freshwiki-installed
 Q      ?= When did the Israel–Hamas war begin, and where is it being fought?
 
-.PHONY: run chat test lint setup lock bench
+.PHONY: run chat test lint setup lock bench bench-server
 
 $(STAMP): pyproject.toml constraints.txt scripts/bootstrap.sh
 	bash scripts/bootstrap.sh
@@ -28,6 +28,11 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(VENV)/bin/python experiments/llm_backends.py
+
+## The evaluation runner against llama.cpp's own parallel server (~15 min; the first run also
+## builds llama-server into ~/.cache/freshwiki/bin, ~10 min). QUICK=1 for a short run.
+bench-server: $(STAMP)
+	$(VENV)/bin/python experiments/server_throughput.py $(if $(QUICK),--quick)
 
 ## Re-pin every package after changing dependencies in pyproject.toml.
 lock: $(STAMP)
