@@ -102,8 +102,13 @@ def header(*, data: Mapping[str, Any], command: str | None = None) -> dict[str, 
 def write_result(path: Path, payload: Mapping[str, Any], *, data: Mapping[str, Any],
                  command: str | None = None) -> Path:
     """Write ``header(...) | payload`` as JSON to ``path`` atomically; returns the path."""
+    if "data" in payload:
+        raise ValueError("the payload's 'data' key would hide the provenance block; rename it")
     path.parent.mkdir(parents=True, exist_ok=True)
-    body = {**header(data=data, command=command), **payload}
+    head = header(data=data, command=command)
+    body = {**head, **payload}
+    if isinstance(payload.get("machine"), Mapping):  # the script's own machine facts join ours
+        body["machine"] = {**head["machine"], **payload["machine"]}
     tmp = path.with_name(f".{path.name}.part")
     tmp.write_text(json.dumps(body, indent=2, ensure_ascii=False, default=str) + "\n",
                    encoding="utf-8")

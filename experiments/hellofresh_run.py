@@ -49,6 +49,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from _provenance import data_provenance, write_result
 from freshwiki.changes.notes import build_balanced, load_notes, write_jsonl
 from freshwiki.config import load_settings
 from freshwiki.evaluation import (
@@ -61,6 +62,7 @@ from freshwiki.evaluation import (
 from freshwiki.retrieval import has_index
 
 ROOT = Path(__file__).resolve().parents[1]
+RESULTS_PATH = ROOT / "experiments" / "results" / "hellofresh_run.json"
 DATA = load_settings().settings.data_dir
 EXE = Path(sys.executable).with_name("freshwiki")
 SYSTEMS: tuple[tuple[str, str, dict[str, object]], ...] = (
@@ -139,11 +141,14 @@ def constructed_edits(home: Path, articles: int, per_label: int) -> Path | None:
 
 
 async def evaluate_all(datasets: list[tuple[str, str, Path]], model: str, limit: int | None,
-                       index: str | None) -> list[str]:
+                       index: str | None, systems: list[str], templates: list[str],
+                       rows: list[dict[str, object]]) -> list[str]:
     run_ids = []
     # Systems outermost: the cheap zero-shot runs finish on every dataset before the
     # search agent starts, so a run cut short still has one regime complete everywhere.
     for label, system, options in SYSTEMS:
+        if label not in systems:
+            continue
         for name, benchmark, path in datasets:
             opts = dict(options)
             if system == "search-agent" and index:
@@ -151,7 +156,7 @@ async def evaluate_all(datasets: list[tuple[str, str, Path]], model: str, limit:
             started = time.perf_counter()
             summary = await run_evaluation(
                 benchmark, system=system, model=model, judge=None, limit=limit,
-                templates=["p1", "p2", "p3", "p4", "p5"], options=opts,
+                templates=templates, options=opts,
                 benchmark_options={"path": str(path)}, label=f"{name} · {label}",
                 console=err)
             acc = ", ".join(f"{m.template} {m.mean:.2f}" for m in summary.means)
@@ -159,6 +164,13 @@ async def evaluate_all(datasets: list[tuple[str, str, Path]], model: str, limit:
                       f"{summary.items} complete, {len(summary.failures)} failed, "
                       f"{time.perf_counter() - started:.0f} s; accuracy {acc}")
             run_ids.append(summary.info.run_id)
+            rows.append({
+                "dataset": name, "benchmark": benchmark, "system": label,
+                "run_id": summary.info.run_id, "model": model,
+                "means": [{"template": m.template, "accuracy": m.mean, "n_scored": m.n,
+                           "n_total": m.n_total, "accuracy_failures_incorrect":
+                           m.mean_with_failures} for m in summary.means],
+                "seconds": round(time.perf_counter() - started, 1)})
     return run_ids
 
 
@@ -177,6 +189,12 @@ def main() -> int:
     parser.add_argument("--index", default=None, help="index the search agent searches")
     parser.add_argument("--corpus", type=Path, action="append", default=[],
                         help="topic file to build the `main` index from (if none exists)")
+    parser.add_argument("--systems", default="zero-shot,search-agent,control",
+                        help="comma-separated: zero-shot, search-agent, control")
+    parser.add_argument("--templates", default="p1,p2,p3,p4,p5",
+                        help="comma-separated phrasings (p1..p5)")
+    parser.add_argument("--results", type=Path, default=RESULTS_PATH,
+                        help="result file (default: %(default)s)")
     parser.add_argument("--no-real-edits", action="store_true")
     parser.add_argument("--no-constructed-edits", action="store_true")
     args = parser.parse_args()
@@ -199,12 +217,29 @@ def main() -> int:
         datasets.append(("edits (real)", "hellofresh-edits", real_edits(home)))
 
     started = time.perf_counter()
-    run_ids = asyncio.run(evaluate_all(datasets, args.model, args.limit, args.index))
+    rows: list[dict[str, object]] = []
+    run_ids = asyncio.run(evaluate_all(
+        datasets, args.model, args.limit, args.index,
+        [x for x in args.systems.split(",") if x], [x for x in args.templates.split(",") if x],
+        rows))
     with ResultsStore(default_results_path(settings)) as store:
         results: list[RunResults] = [store.load_run(r) for r in run_ids]
     html, md = write_report(results, args.out)
     err.print(f"{len(run_ids)} runs in {time.perf_counter() - started:.0f} s; report: {html}, "
               f"{md}")
+    kinds = {name: ("constructed" if "constructed" in name else "real")
+             for name, _, _ in datasets}
+    shares = {k: sum(1 for v in kinds.values() if v == k) / len(kinds)
+              for k in set(kinds.values())}
+    write_result(args.results, {"runs": rows, "report": str(html), "limit": args.limit},
+                 data=data_provenance(
+                     shares, sample="n/a (zero-shot prompting; nothing is trained or tuned)",
+                     figure="measured", shares_of="datasets",
+                     sources=", ".join(f"{n}: {k}" for n, k in kinds.items()) + " (notes: "
+                     "../shared/data/communitynotes, balanced per month, seed 0; real edits: "
+                     "../shared/data/wikipedia/histories; constructed edits: "
+                     "experiments/construct_edit_histories.py)"))
+    err.print(f"results: {args.results}")
     return 0
 
 

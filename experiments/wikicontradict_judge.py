@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import sys
 import tempfile
@@ -32,6 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _provenance import data_provenance, write_result
 from freshwiki.benchmarks import Output, Scorer
 from freshwiki.benchmarks.wikicontradict import (
     DATASET_FILE,
@@ -51,6 +51,7 @@ from freshwiki.config import load_settings
 from freshwiki.errors import FreshwikiError
 from freshwiki.llm import open_llm
 
+RESULTS_PATH = Path(__file__).resolve().parent / "results" / "wikicontradict_judge.json"
 PAPER_F1 = 0.804
 """F1 on "correct" of the paper's WikiContradictEval judge (Llama-3-70B) against humans."""
 
@@ -105,7 +106,8 @@ async def main(argv: list[str]) -> int:
     parser.add_argument("--labels", type=Path, help="human labels JSONL (default: built-in)")
     parser.add_argument("--dataset", type=Path,
                         default=load_settings().settings.data_dir / DATASET_FILE)
-    parser.add_argument("--out", type=Path, help="also write the results as JSON here")
+    parser.add_argument("--out", type=Path, default=RESULTS_PATH,
+                        help="where to write the results (default: %(default)s)")
     parser.add_argument(
         "--threads", type=int, help="llama.cpp threads (1 is far faster on a busy machine)"
     )
@@ -155,16 +157,22 @@ async def main(argv: list[str]) -> int:
         print(f"\njudge calls: {calls.calls}, prompt tokens {calls.prompt_tokens} "
               f"({calls.cached_prompt_tokens} reused from the KV cache), completion tokens "
               f"{calls.completion_tokens}, mean latency {calls.mean_latency_s:.1f} s")
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(
-            json.dumps(
-                {"judge": args.judge, "model_id": judge.backend.model_id, "rows": rows,
-                 "predicted": details, "paper_f1": PAPER_F1},
-                indent=2,
-            ),
-            encoding="utf-8",
-        )
+    builtin = args.labels is None
+    path = write_result(args.out, {
+        "judge": args.judge, "model_id": judge.backend.model_id, "rows": rows,
+        "predicted": details, "paper_f1": PAPER_F1, "labels_file": str(args.labels or
+                                                                        "built-in"),
+        "label_counts": counts,
+    }, data=data_provenance(
+        {"constructed": 1.0} if builtin else {"real": 1.0},
+        sample="the matcher's rules and the 40 responses were written by the same person, "
+               "so the matcher's figure is in sample; the judge has no trained part"
+        if builtin else "as the labels file says",
+        figure="measured",
+        sources="40 responses written by hand (not model outputs) to WikiContradict "
+                "questions, templates 4 and 5, labelled by hand" if builtin
+        else f"responses and labels from {args.labels}"))
+    print(f"results: {path}")
     return 0
 
 

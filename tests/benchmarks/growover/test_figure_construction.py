@@ -24,6 +24,8 @@ SCRIPT = Path(__file__).resolve().parents[3] / "experiments" / "growover_run.py"
 
 
 def _script() -> ModuleType:
+    if str(SCRIPT.parent) not in sys.path:  # the script imports its sibling _provenance
+        sys.path.insert(0, str(SCRIPT.parent))
     spec = importlib.util.spec_from_file_location("growover_run", SCRIPT)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
