@@ -186,6 +186,20 @@ def test_the_same_dataset_at_another_path_is_one_board(store: ResultsStore) -> N
     assert [len(b.entries) for b in boards_of(store).values()] == [2]
 
 
+def test_runs_on_a_subset_of_one_snapshot_series_share_a_board(store: ResultsStore) -> None:
+    # ralm on every snapshot, the gated systems on the later ones only: the content hash of
+    # what each run took differs, the series (the build) is the same.
+    first, second, third = growover_runs()
+    series = {**GROWOVER_DATASET, "series": "5e7e5e7e5e7e5e7e"}
+    first.config = {**first.config, "dataset": {**series, "dataset_hash": "11" * 32}}
+    second.config = {**second.config, "dataset": {**series, "dataset_hash": "22" * 32,
+                                                  "snapshots": ["later"]}}
+    third.config = {**third.config, "dataset": {**series, "series": "0ther0ther0ther0"}}
+    for run in (first, second, third):
+        commit(store, run)
+    assert sorted(len(b.entries) for b in boards_of(store).values()) == [1, 2]
+
+
 def test_the_headline_scorer_can_be_chosen_per_benchmark_or_for_all(
         store: ResultsStore) -> None:
     growover(store)

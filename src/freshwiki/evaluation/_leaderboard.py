@@ -146,6 +146,10 @@ def load_runs(store: ResultsStore) -> list[BoardRun]:
     return sorted(runs, key=lambda r: (r.results.info.created_at, r.results.info.run_id))
 
 
+SERIES_KEYS = ("series", "kind", "templates")
+"""What identifies a snapshot series' dataset on a board (see :func:`dataset_identity`)."""
+
+
 def dataset_identity(config: Mapping[str, Any]) -> tuple[str, str, str]:
     """``(fingerprint, file name, content hash)`` of the dataset a run config records.
 
@@ -155,11 +159,18 @@ def dataset_identity(config: Mapping[str, Any]) -> tuple[str, str, str]:
     dataset = config.get("dataset")
     if not isinstance(dataset, Mapping) or not dataset:
         return "", "", ""
-    ident = {str(k): v for k, v in dataset.items() if k != "path"}
+    if "series" in dataset:
+        # A benchmark that builds its data as a series of snapshots (GrowOVER) says which
+        # build it is apart from which snapshots a run took: runs on a subset of the same
+        # build answer the same questions per snapshot and share a board.
+        ident = {str(k): v for k, v in dataset.items() if k in SERIES_KEYS}
+    else:
+        ident = {str(k): v for k, v in dataset.items() if k != "path"}
     canonical = json.dumps(ident, sort_keys=True, separators=(",", ":"), default=str)
     fingerprint = hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:12]
     path = dataset.get("path")
-    content = dataset.get("dataset_hash") or dataset.get("sha256") or ""
+    content = (dataset.get("series") or dataset.get("dataset_hash") or dataset.get("sha256")
+               or "")
     return fingerprint, Path(str(path)).name if path else "", str(content)[:12]
 
 

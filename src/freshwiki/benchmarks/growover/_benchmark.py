@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -61,16 +62,34 @@ class GrowOver:
                                hint="finish the build (re-run `freshwiki growover build`).")
         self._samples = tuple(self._load())
         digest = hashlib.sha256()
+        self.snapshot_hashes: dict[str, str] = {}
         for info in self.snapshot_infos:
-            digest.update((dataset.folder(info) / "instances.jsonl").read_bytes())
-            digest.update((dataset.folder(info) / "passages.jsonl").read_bytes())
+            one = hashlib.sha256()
+            for name in ("instances.jsonl", "passages.jsonl"):
+                data = (dataset.folder(info) / name).read_bytes()
+                digest.update(data)
+                one.update(data)
+            self.snapshot_hashes[info.label] = one.hexdigest()[:16]
         self.dataset_hash = digest.hexdigest()
+        manifest = dataset.manifest
+        recipe = {"name": manifest.get("name"), "mode": manifest.get("mode"),
+                  "sources": sorted(str(s.get("sha256")) for s in manifest.get("sources", [])),
+                  "model": manifest.get("model", {}).get("id"),
+                  "prompts": manifest.get("prompts"), "seed": manifest.get("seed")}
+        self.series = hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:16]
 
     def describe(self) -> Mapping[str, Any]:
-        """Dataset folder, kind, snapshots and the templates' hash (editing one starts a run)."""
+        """Dataset folder, kind, snapshots and the templates' hash (editing one starts a run).
+
+        ``series`` names the build (sources' content, generating model, prompts, seed) apart
+        from which snapshots a run takes, and ``snapshot_hashes`` each snapshot's content: a
+        run on the later snapshots only and a run on all of them are on the same dataset,
+        which a leaderboard needs to know to rank them together.
+        """
         return {"path": str(self.dataset.root), "kind": self.kind,
                 "snapshots": [s.label for s in self.snapshot_infos],
-                "samples": len(self._samples), "templates": templates_hash()}
+                "samples": len(self._samples), "templates": templates_hash(),
+                "series": self.series, "snapshot_hashes": dict(self.snapshot_hashes)}
 
     def samples(self) -> Iterator[Sample]:
         """Snapshot by snapshot, instances in file order (turns in order within a dialogue)."""
