@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from freshwiki.cli import main
 from freshwiki.evaluation import ResultsStore
+from tests.cli.invoke import run_main
 from tests.evaluation.leaderboard_data import (
     SNAPSHOTS,
     commit,
@@ -151,15 +151,6 @@ def test_two_machines_runs_merge_into_one_leaderboard_seen_in_a_browser(
     assert tau is not None and html.unescape(tau.group(1)) == "-0.908"
     report = site / "runs" / RALM.run_id / "report.html"
     assert f'href="../runs/{RALM.run_id}/report.html"' in dom and report.is_file()
-
-
-def run_main(args: list[str], monkeypatch: pytest.MonkeyPatch,
-             capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["freshwiki", *args])
-    with pytest.raises(SystemExit) as exit_info:
-        main()
-    captured = capsys.readouterr()
-    return int(exit_info.value.code or 0), captured.out, captured.err
 
 
 def test_leaderboard_refuses_what_it_cannot_do(

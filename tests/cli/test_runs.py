@@ -6,26 +6,16 @@ import gzip
 import hashlib
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
-from freshwiki.cli import main
 from freshwiki.evaluation import ResultsStore
 from freshwiki.evaluation._store import SCHEMA_VERSION
+from tests.cli.invoke import run_main
 from tests.evaluation.leaderboard_data import SNAPSHOTS, commit, growover_runs
 
 RALM, VANILLA, RILM = growover_runs()
-
-
-def run_main(args: list[str], monkeypatch: pytest.MonkeyPatch,
-             capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["freshwiki", *args])
-    with pytest.raises(SystemExit) as exit_info:
-        main()
-    captured = capsys.readouterr()
-    return int(exit_info.value.code or 0), captured.out, captured.err
 
 
 @pytest.fixture

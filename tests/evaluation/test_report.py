@@ -18,7 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from freshwiki.benchmarks import Output, Sample, Score
-from freshwiki.cli import app, main
+from freshwiki.cli import app
 from freshwiki.config import Settings
 from freshwiki.errors import FreshwikiError
 from freshwiki.evaluation import (
@@ -41,6 +41,7 @@ from freshwiki.evaluation._report import (
     infer_breakdowns,
 )
 from freshwiki.evaluation._store import ResultsStore, default_results_path
+from tests.cli.invoke import run_main as run_cli
 
 LABEL = {1.0: "correct", 0.5: "partially_correct", 0.0: "incorrect"}
 EXPLICIT = ("s1", "s2", "s3")
@@ -384,10 +385,8 @@ def test_cli_compares_two_runs_in_a_real_process(settings: Settings, tmp_path: P
 
 def run_main(args: list[str], monkeypatch: pytest.MonkeyPatch,
              capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    monkeypatch.setattr(sys, "argv", ["freshwiki", *args])
-    with pytest.raises(SystemExit) as exit_info:
-        main()
-    return int(exit_info.value.code or 0), capsys.readouterr().err
+    code, _, err = run_cli(args, monkeypatch, capsys)
+    return code, err
 
 
 def test_cli_unknown_run_points_to_freshwiki_runs(

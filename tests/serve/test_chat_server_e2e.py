@@ -10,7 +10,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -19,6 +18,7 @@ import pytest
 
 from freshwiki.serve import ATTRIBUTION
 from tests.e2e.fixtures import free_port
+from tests.serve.serving import wait_until_healthy
 
 CLAIMS = {"claims": ["Clasmatocolea fasciculata is a liverwort found in South Africa."]}
 VERDICTS = {"answers": ["South Africa"]}  # the cloze verifier reads the value
@@ -42,16 +42,7 @@ def test_serve_chats_through_the_real_pipeline(small_data_dir: Path, tmp_path: P
             stderr=log, env={**os.environ, "FRESHWIKI_MAX_RETRIES": "0"})
         try:
             base = f"http://127.0.0.1:{port}"
-            deadline = time.monotonic() + 300
-            while True:
-                assert server.poll() is None, log_path.read_text()
-                try:
-                    if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                assert time.monotonic() < deadline, "server did not come up"
-                time.sleep(0.5)
+            wait_until_healthy(server, base, log_path, timeout_s=300, interval_s=0.5)
             api = openai.OpenAI(base_url=f"{base}/v1", api_key="unused", max_retries=0)
             question = [{"role": "user", "content": "What is Clasmatocolea fasciculata?"}]
 

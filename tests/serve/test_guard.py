@@ -27,6 +27,7 @@ from tests.conftest import write_small_topics
 from tests.e2e.fixtures import free_port
 from tests.serve.conftest import start_server
 from tests.serve.scripted_engine import ScriptedEngine
+from tests.serve.serving import wait_until_healthy
 
 EXE = str(Path(sys.executable).with_name("freshwiki"))
 LIMIT = 4_000
@@ -57,16 +58,7 @@ def _serve(env: dict[str, str], log: Path, *args: str) -> Iterator[Served]:
                                   stdout=out, stderr=out, env=env)
         try:
             base = f"http://127.0.0.1:{port}"
-            deadline = time.monotonic() + 600
-            while True:
-                assert server.poll() is None, log.read_text()
-                try:
-                    if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                assert time.monotonic() < deadline, "server did not come up"
-                time.sleep(0.3)
+            wait_until_healthy(server, base, log, timeout_s=600, interval_s=0.3)
             yield Served(base, port)
         finally:
             server.terminate()

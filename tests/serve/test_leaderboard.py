@@ -7,7 +7,6 @@ import http.client
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from freshwiki.serve import create_app
 from tests.e2e.fixtures import free_port
 from tests.evaluation.leaderboard_data import commit, growover_runs, hellofresh_run
 from tests.serve.conftest import start_server
+from tests.serve.serving import wait_until_healthy
 
 RALM, VANILLA, RILM = growover_runs()
 
@@ -115,16 +115,7 @@ def test_freshwiki_serve_shows_the_leaderboard_behind_its_api_key(
             [str(Path(sys.executable).with_name("freshwiki")), "serve", "--no-chat",
              "--port", str(port)], stdout=out, stderr=out, env=env)
         try:
-            deadline = time.monotonic() + 600
-            while True:
-                assert server.poll() is None, log.read_text()
-                try:
-                    if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                assert time.monotonic() < deadline, "server did not come up"
-                time.sleep(0.3)
+            wait_until_healthy(server, base, log, timeout_s=600, interval_s=0.3)
             assert get(f"{base}/leaderboard/").status_code == 401
             auth = {"Authorization": "Bearer k3y"}
             index = get(f"{base}/leaderboard", headers=auth, follow_redirects=True)

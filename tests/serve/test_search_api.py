@@ -6,7 +6,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from fastapi.testclient import TestClient
 from freshwiki.config import load_settings
 from freshwiki.retrieval import HybridIndex, build_default_index
 from freshwiki.serve import ATTRIBUTION, create_app
+from tests.serve.serving import wait_until_healthy
 
 # Queries written by hand in other words than the leads (checked against the text):
 PARAPHRASES = {
@@ -103,16 +103,7 @@ def test_real_server_builds_the_default_corpus_then_answers(
                               env=dict(os.environ))
     try:
         base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 300
-        while True:
-            assert server.poll() is None, (tmp_path / "serve.log").read_text()
-            try:
-                if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "server did not come up"
-            time.sleep(0.5)
+        wait_until_healthy(server, base, tmp_path / "serve.log", timeout_s=300, interval_s=0.5)
         found = httpx.get(f"{base}/v1/search",
                           params={"q": "a liverwort species found in South Africa", "k": 2})
         assert found.status_code == 200
