@@ -43,13 +43,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
-import datetime as dt
 import hashlib
 import json
 import math
-import platform
 import re
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -59,6 +56,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
+from _provenance import data_provenance, write_result
 from freshwiki.config import load_settings
 from freshwiki.llm import Message, open_llm
 from freshwiki.seams import Sample, Task
@@ -67,6 +65,7 @@ from freshwiki.systems import load_system
 HERE = Path(__file__).parent
 QA = HERE / "data" / "qa.jsonl"
 HELDOUT = HERE / "data" / "qa_heldout.jsonl"
+FRESH = HERE / "data" / "qa_fresh.jsonl"
 REVIEW = HERE / "data" / "qa_review.jsonl"
 LABELS = HERE / "data" / "chat_accuracy_labels.jsonl"
 """Hand labels (wrong / unspecific, with a reason) of replies the rules call ``other``."""
@@ -267,11 +266,19 @@ def main() -> int:
     parser.add_argument("--heldout", action="store_true",
                         help="the questions of qa_heldout.jsonl (titles qa.jsonl never saw), "
                              "results in chat_accuracy_heldout*.json")
+    parser.add_argument("--fresh", action="store_true",
+                        help="the questions of qa_fresh.jsonl (titles neither earlier set saw, "
+                             "made after the last change tuned on them), results in "
+                             "chat_accuracy_fresh*.json")
     parser.add_argument("--report-only", action="store_true",
                         help="no model calls: summarise the stored replies")
     args = parser.parse_args()
-    source = HELDOUT if args.heldout else QA
-    out = RESULTS.with_name("chat_accuracy_heldout.json") if args.heldout else RESULTS
+    if args.fresh:
+        source, out = FRESH, RESULTS.with_name("chat_accuracy_fresh.json")
+    elif args.heldout:
+        source, out = HELDOUT, RESULTS.with_name("chat_accuracy_heldout.json")
+    else:
+        source, out = QA, RESULTS
     questions = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines()
                  if line.strip()]
     flawed = {json.loads(line)["title"] for line in REVIEW.read_text(encoding="utf-8")
@@ -320,23 +327,23 @@ def main() -> int:
                       f"{s['conflict_notes']} ({s['conflict_notes_across_articles']})",
                       str(s["mean_seconds"]))
     Console().print(table)
-    out.parent.mkdir(parents=True, exist_ok=True)
     settings = load_settings().settings
     sets = collections.Counter(q["set"] for q in questions)
-    out.write_text(json.dumps({
-        "command": " ".join(["python", *sys.argv]),
-        "commit": subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
-                                 cwd=HERE).stdout.strip(),
-        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "machine": f"{platform.machine()}, {platform.processor() or 'cpu'}",
+    # In sample: the dev and held-out sets were read to make the chat's checks; the fresh
+    # set was made after the last such change and nothing was tuned on it.
+    sample = "out of sample" if args.fresh else "in sample"
+    write_result(out, {
         "model": settings.model,
         "seconds": round(time.perf_counter() - started, 1),
-        "data": {"questions": len(questions), "by_set": dict(sets),
-                 "provenance": "real lead paragraphs of the default corpus; questions written "
-                               "by the default model and checked by script (answer span in "
-                               "the paragraph); constructed questions, real passages"},
         "systems": results,
-    }, indent=1), encoding="utf-8")
+    }, data=data_provenance(
+        {"constructed": 1.0}, sample=sample,
+        sources=["../shared/data/wikipedia/topics (WikiChat topic leads, CC BY-SA)"],
+        questions=len(questions), by_set=dict(sets),
+        provenance="real lead paragraphs of the default corpus; questions written by the "
+                   "default model and checked by script (answer span in the paragraph); "
+                   "constructed questions, real passages; replies the rules cannot place "
+                   "are labelled by reading (data/chat_accuracy_labels.jsonl)"))
     print(f"wrote {out}")
     return 0
 

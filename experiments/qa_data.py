@@ -23,6 +23,7 @@ never copied into the repository. Run::
     .venv/bin/python experiments/qa_data.py qa --per-set recent=55,tail=45,head=19
     .venv/bin/python experiments/qa_data.py drafts
     .venv/bin/python experiments/qa_data.py qa --heldout --per-set recent=15,tail=20,head=10
+    .venv/bin/python experiments/qa_data.py qa --fresh --per-set recent=20,tail=25,head=15
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ from freshwiki.llm import LLM, Message, open_llm
 HERE = Path(__file__).parent
 DATA = HERE / "data" / "qa.jsonl"
 HELDOUT = HERE / "data" / "qa_heldout.jsonl"
+FRESH = HERE / "data" / "qa_fresh.jsonl"
+"""Made after every change to the chat had been tuned on ``qa.jsonl`` and ``qa_heldout.jsonl``."""
 TODAY = dt.date(2026, 11, 24)
 """The date the drafts were asked on (fixed, so re-running gives the same prompts)."""
 
@@ -156,14 +159,14 @@ def save(records: list[dict[str, Any]], path: Path = DATA) -> None:
 
 
 async def make_qa(llm: LLM, model: str, data_dir: Path, per_set: dict[str, int],
-                  path: Path = DATA, exclude: Path | None = None) -> None:
+                  path: Path = DATA, exclude: tuple[Path, ...] = ()) -> None:
     env = Environment(loader=FileSystemLoader(HERE / "prompts"), undefined=StrictUndefined,
                       keep_trailing_newline=True)
     template = env.get_template("qa_from_passage.j2")
     records = load(path)
     done = {(r["set"], r["title"]) for r in records}
-    if exclude is not None:  # a held-out set: no title the first set saw, kept or not
-        done |= {(r["set"], r["title"]) for r in load(exclude)}
+    for seen in exclude:  # a held-out set: no title an earlier set saw, kept or not
+        done |= {(r["set"], r["title"]) for r in load(seen)}
     rejected: dict[str, int] = {}
     for name, wanted in per_set.items():
         leads = topics(data_dir, name)
@@ -218,14 +221,21 @@ def main() -> int:
                         help="qa only: write experiments/data/qa_heldout.jsonl from titles "
                              "qa.jsonl never saw (questions for checking a change made "
                              "after reading results on qa.jsonl)")
+    parser.add_argument("--fresh", action="store_true",
+                        help="qa only: write experiments/data/qa_fresh.jsonl from titles "
+                             "neither qa.jsonl nor qa_heldout.jsonl saw (questions no "
+                             "change to the chat has been tuned on)")
     args = parser.parse_args()
     settings = load_settings({"model": args.model} if args.model else {}).settings
     llm = open_llm(settings.model, settings=settings)
     if args.step == "qa":
         per_set = {k: int(v) for k, v in (p.split("=") for p in args.per_set.split(","))}
-        if args.heldout:
+        if args.fresh:
             asyncio.run(make_qa(llm, settings.model, settings.data_dir, per_set,
-                                HELDOUT, exclude=DATA))
+                                FRESH, exclude=(DATA, HELDOUT)))
+        elif args.heldout:
+            asyncio.run(make_qa(llm, settings.model, settings.data_dir, per_set,
+                                HELDOUT, exclude=(DATA,)))
         else:
             asyncio.run(make_qa(llm, settings.model, settings.data_dir, per_set))
     else:

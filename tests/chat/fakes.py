@@ -47,7 +47,7 @@ def stage_of(messages: Sequence[Message]) -> str:
             return "fast-check"  # stage 8 (see DEFAULTS)
         if "Task: FACT-CHECK" in user or "Task: FILL" in user:
             return "fast-verify"
-        if "Task: REPLY" in user:
+        if "Task: REPLY" in user or "Task: CONTINUE" in user:
             return "fast-compose"
     raise AssertionError(f"unknown prompt: {system[:80]!r}")
 

@@ -29,8 +29,9 @@ def fast_kat_script() -> dict[str, object]:
                                        "KickassTorrents was founded in 2010."]}),
         # The model reads each blank's value off the evidence; the rules compare.
         "fast-verify": js({"answers": ["20 July 2016", "2008"]}),
-        "fast-compose": "KickassTorrents went offline on 20 July 2016 [1], when the U.S. "
-                        "government seized its domain [1]. It was once the top site [9].",
+        # The verified claim leads the reply, so the composer only continues it.
+        "fast-compose": "The U.S. government seized its domain [1]. It was once the top "
+                        "site [9].",
     }
 
 
@@ -41,7 +42,8 @@ async def test_fast_turn_end_to_end(chat_passages: list[Passage]) -> None:
     assert isinstance(chat, ChatEngine)
     reply = await chat.respond(user(KAT_Q))
 
-    assert reply.text == ("KickassTorrents went offline on 20 July 2016 [1], when the U.S. "
+    # The SUPPORTED claim first (released before the composer ran), then what it wrote.
+    assert reply.text == ("KickassTorrents went offline on 20 July 2016 [1]. The U.S. "
                           "government seized its domain [1]. It was once the top site.")
     assert reply.grounded
     assert [(c.number, c.evidence.title) for c in reply.citations] == [(1, "KickassTorrents")]
@@ -75,6 +77,8 @@ async def test_fast_turn_end_to_end(chat_passages: list[Passage]) -> None:
     shared = compose.user[:compose.user.index("</passages>")]
     assert verify.user.startswith(shared) and OFFLINE in shared
     assert "KickassTorrents went offline on 20 July 2016. [1]" in compose.user  # verified
+    assert ('already been shown the first sentence of your reply: "KickassTorrents went '
+            'offline on 20 July 2016."') in compose.user and "Task: CONTINUE" in compose.user
     assert "founded in 2010" not in compose.user  # refuted claims never reach the reply
     # ... but what the evidence states instead does, with its citation.
     assert "KickassTorrents was founded in 2008. [1]" in compose.user
@@ -84,13 +88,19 @@ async def test_fast_turn_end_to_end(chat_passages: list[Passage]) -> None:
 
 
 async def test_stream_yields_exactly_the_reply_text(chat_passages: list[Passage]) -> None:
-    llm, _ = scripted_llm(fast_kat_script())  # type: ignore[arg-type]
+    llm, script = scripted_llm(fast_kat_script())  # type: ignore[arg-type]
     chat = GroundedChat(llm, FakeIndex(chat_passages), today=TODAY)
     stream = chat.stream(user(KAT_Q))
     with pytest.raises(ChatError, match="not finished"):
         _ = stream.reply
-    deltas = [d async for d in stream]
-    assert len(deltas) == 1  # held until stage 8 has checked every sentence
+    deltas = []
+    async for delta in stream:
+        if not deltas:  # the verified answer comes before the composer is even called
+            assert script.of("fast-compose") == [] and script.of("fast-check") == []
+        deltas.append(delta)
+    # The lead, then the composer's sentences once stage 8 has checked them.
+    assert deltas == ["KickassTorrents went offline on 20 July 2016 [1].",
+                      " The U.S. government seized its domain [1]. It was once the top site."]
     assert "".join(deltas) == stream.reply.text
 
 
@@ -169,8 +179,9 @@ async def test_i_dont_know_when_nothing_relevant_is_found(
     reply = await chat.respond(user("What is the capital of Peru?"))
     assert not reply.grounded and reply.citations == ()
     assert reply.text.startswith("I'm sorry, I don't know.")
-    subject = "capital of Peru" if mode == "full" else "What is the capital of Peru?"
-    assert f'"{subject}"' in reply.text
+    # The user's words, never the plan's rewrite (which in full mode can be a false claim).
+    assert '"What is the capital of Peru?"' in reply.text
+    assert '"capital of Peru"' not in reply.text
     assert "Lima" not in reply.text  # the unverified draft never reaches the user
     assert [c.verdict for c in reply.trace.claims] == ["NOT ENOUGH INFO"]
     assert "compose" not in script.stages() and "fast-compose" not in script.stages()
@@ -344,7 +355,8 @@ async def test_a_sentence_with_an_unsupported_date_is_withheld(
                               "seized by the U.S. government in 2016 [1].")
     llm, _ = scripted_llm(script)  # type: ignore[arg-type]
     reply = await GroundedChat(llm, FakeIndex(chat_passages), today=TODAY).respond(user(KAT_Q))
-    assert reply.text == "Its domain was seized by the U.S. government in 2016 [1]."
+    assert reply.text == ("KickassTorrents went offline on 20 July 2016 [1]. Its domain was "
+                          "seized by the U.S. government in 2016 [1].")
     assert reply.trace.removed == ("KickassTorrents went offline on 1 July 2021 [1].",)
 
 
@@ -352,11 +364,12 @@ async def test_when_every_sentence_is_withheld_the_evidence_is_quoted(
     chat_passages: list[Passage],
 ) -> None:
     script = fast_kat_script()
+    # No blank read: nothing SUPPORTED leads the reply; the founding year is corrected.
+    script["fast-verify"] = js({"answers": ["", "2008"]})
     script["fast-compose"] = "KickassTorrents went offline in 2019 [1]."
     llm, _ = scripted_llm(script)  # type: ignore[arg-type]
     reply = await GroundedChat(llm, FakeIndex(chat_passages), today=TODAY).respond(user(KAT_Q))
-    assert reply.text == (f"From the sources: {OFFLINE} [1] "
-                          "KickassTorrents went offline on 20 July 2016. [1]")
+    assert reply.text == f"From the sources: {OFFLINE} [1]"
     assert reply.grounded and [c.number for c in reply.citations] == [1]
     assert reply.trace.removed == ("KickassTorrents went offline in 2019 [1].",)
 

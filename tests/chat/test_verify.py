@@ -227,3 +227,24 @@ def test_a_correction_comes_only_from_a_passage_about_the_claims_subject() -> No
                   [grilli_mlb, OTHER])
     assert fixed.verdict == "REFUTES"
     assert fixed.correction == "Jason Grilli debuted in Major League Baseball in 2000.", fixed
+
+
+def test_blanks_follow_what_the_question_asks_for() -> None:
+    from freshwiki.chat.verify import asked_first, items_of
+
+    spans = ["Radu Albot", "Mitchell Krueger", "Luke Saville", "Jordan Thompson", "6", "1"]
+    # "Who": the names first, in order; then the rest from the end.
+    assert asked_first(spans, "Who won it?") == [*spans[:4], "1", "6"]
+    # "When" / "how many": dates and numbers first.
+    assert asked_first(["Paris", "1889", "Eiffel"], "When did it open?") == [
+        "1889", "Eiffel", "Paris"]
+    assert asked_first(["Paris", "ten", "Eiffel"], "How many teams played?") == [
+        "ten", "Eiffel", "Paris"]
+    # Nothing asked for: from the end, as before.
+    assert asked_first(["A", "B", "C"], "Tell me about it.") == ["C", "B", "A"]
+    claim = ("Radu Albot and Mitchell Krueger won the 2016 Launceston Tennis International, "
+             "defeating Luke Saville and Jordan Thompson in the final 6–1, 4–6.")
+    items = items_of([claim], "Who won the 2016 Launceston Tennis International?")
+    # At most four blanks, in the claim's order: here the four names, not the score.
+    assert [i.span for i in items] == spans[:4]
+    assert items[0].text.startswith("___ and Mitchell Krueger won")

@@ -14,7 +14,12 @@ from pathlib import Path
 import pytest
 
 from freshwiki.chat import ChatMessage, Evidence, GroundedChat, PassageBook, TurnCalls
-from freshwiki.chat.facts import EmbeddingScorer, evidence_block, select_sentences
+from freshwiki.chat.facts import (
+    EmbeddingScorer,
+    evidence_block,
+    passage_entry,
+    select_sentences,
+)
 from freshwiki.chat.verify import check_batch, check_each, hidden
 from freshwiki.config import load_settings
 from freshwiki.llm import LLM, open_llm
@@ -120,3 +125,37 @@ async def test_an_instruction_inside_the_question_does_not_override_the_evidence
     assert "india won" not in lowered and "won by india" not in lowered, reply.text
     assert all(c.verdict != "SUPPORTS" for c in reply.trace.claims
                if "India" in c.claim and "won" in c.claim), reply.trace.claims
+
+
+LAUNCESTON = "2016 Launceston Tennis International – Men's doubles"
+LAUNCESTON_Q = f"Who won the {LAUNCESTON}?"
+
+
+async def test_swapped_winners_are_refuted_not_passed(shared_data: Path, llm: LLM) -> None:
+    """The held-out fast reply that named last year's champions as winners (issue 12).
+
+    The lead (read by hand): Albot and Krueger, the defending champions, did not play;
+    Saville and Thompson won, beating Kelly and Reid. Blanking only the last three spans
+    (the score) judged the swapped sentence NOT ENOUGH INFO and stage 8 released it; with
+    the names blanked (a "who" question) the model reads the real final.
+
+    This pins the call as the held-out run made it (dated 24 November 2026). The reading is
+    fragile: dated 1 June 2024, the model shifts Saville and Thompson into the first two
+    blanks, which counts as no reading (:func:`~freshwiki.chat.verify.misread`), and the
+    sentence is NOT ENOUGH INFO again.
+    """
+    leads = json.loads((shared_data / "wikipedia/topics/tail_articles_en.json")
+                       .read_text(encoding="utf-8"))
+    passage = Evidence("lti", LAUNCESTON, (), leads[LAUNCESTON])
+    book = PassageBook()
+    book.add(passage)
+    swapped = (f"Radu Albot and Mitchell Krueger won the {LAUNCESTON}, defeating Luke Saville "
+               "and Jordan Thompson in the final 6–1, 4–6, [13–11].")
+    right = f"Luke Saville and Jordan Thompson won the {LAUNCESTON}."
+    verdicts = []
+    for claim in (swapped, right):  # one reply sentence per check, as stage 8 met it
+        [check] = await check_batch(TurnCalls(llm), [claim], [[passage]], book,
+                                    [passage_entry(1, passage)], dt.date(2026, 11, 24),
+                                    question=LAUNCESTON_Q, stage="check")
+        verdicts.append(check.verdict)
+    assert verdicts == ["REFUTES", "SUPPORTS"]

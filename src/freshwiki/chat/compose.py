@@ -79,14 +79,19 @@ def compose_fast_messages(
     book: PassageBook,
     conflicts: Sequence[dict[str, str]],
     today: dt.date,
+    begun: str = "",
 ) -> list[Message]:
-    """Fast mode's ``compose+refine`` prompt (same prefix as the fast verifier's)."""
+    """Fast mode's ``compose+refine`` prompt (same prefix as the fast verifier's).
+
+    ``begun``: the reply's first sentence, already shown (a verified claim); the composer
+    then writes only what follows it.
+    """
     claims = [{"text": c.claim, "cite": cite(book, c.evidence)} for c in supported]
     return messages_for(
         prompt("grounded_system"),
         prompt("compose_fast_user", today=today.isoformat(), passages=block, claims=claims,
                conflicts=conflicts, conversation=transcript(history[:-1]),
-               message=history[-1].content),
+               message=history[-1].content, begun=begun),
     )
 
 
@@ -111,9 +116,14 @@ def extractive_reply(facts: Sequence[Fact], supported: Sequence[ClaimCheck],
     return "From the sources: " + " ".join(items)
 
 
-def dont_know(message: str, topic: str, passages: Sequence[Evidence]) -> str:
-    """The "I don't know" reply (template, no LLM call)."""
-    subject = " ".join((topic or message).split())
+def dont_know(message: str, passages: Sequence[Evidence]) -> str:
+    """The "I don't know" reply (template, no LLM call), naming the user's own words.
+
+    Not the query plan's: full mode's plan is the model's rewrite, and held out it once
+    read "Albert Fuller studied harpsichord at the University of Cambridge", a false
+    statement the template then repeated as if the user had asked it.
+    """
+    subject = " ".join(message.split())
     if len(subject) > 120:
         subject = subject[:119].rstrip() + "…"
     titles: list[str] = []

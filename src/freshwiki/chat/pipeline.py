@@ -77,6 +77,7 @@ from freshwiki.chat._types import (
 from freshwiki.chat.citations import CitationRewriter
 from freshwiki.chat.claims import split_claims
 from freshwiki.chat.compose import (
+    cite,
     compose_fast_messages,
     compose_messages,
     conflict_entries,
@@ -342,6 +343,21 @@ class GroundedChat:
             out.append((check.claim, wrong, right))
         return out
 
+    @staticmethod
+    def _lead(turn: _Turn) -> ClaimCheck | None:
+        """Fast mode's first sentence: the first SUPPORTED claim that answers something.
+
+        Only a claim stage 5 judged SUPPORTS as written, with a value the question did not
+        give and the passage it rests on; never a correction (those are new sentences, so
+        stage 8 checks them), and never when sources disagree (both sides go together).
+        """
+        question = turn.history[-1].content
+        for check in turn.checks:
+            if (check.verdict == "SUPPORTS" and check.evidence
+                    and focus_of(check.claim, question)):
+                return check
+        return None
+
     async def _evidence_branch(self, turn: _Turn) -> None:
         """Stages 1-2."""
         started = time.perf_counter()
@@ -435,9 +451,7 @@ class GroundedChat:
         conversation = [m.content for m in turn.history] + [turn.today.isoformat()]
         if path == "dont_know":
             turn.grounded = False
-            plan = turn.plan
-            text = dont_know(turn.history[-1].content, plan.query if plan else "",
-                             turn.answer_passages)
+            text = dont_know(turn.history[-1].content, turn.answer_passages)
             yield turn.emit(turn.rewriter.rewrite(text))
             turn.timed("compose", started)
             return
@@ -481,13 +495,23 @@ class GroundedChat:
             allowed = {int(entry["number"]) for entry in block.answer}
             allowed |= {turn.book.number(e) for c in supported for e in c.evidence[:2]}
             turn.rewriter = CitationRewriter(_lookup(turn.book, allowed))
+            lead = None if turn.findings else self._lead(turn)
             turn.guard = SentenceGuard(
                 [*(entry["text"] for entry in block.answer), *evidence, *conversation],
                 [(int(entry["number"]), entry["text"]) for entry in block.answer]
                 + [(turn.book.number(c.evidence[0]), c.claim) for c in supported
-                   if c.evidence], refuted, said)
+                   if c.evidence], refuted, [*said, *([lead.claim] if lead else [])])
+            if lead is not None:
+                # Released before the composer starts: stage 5 verified this very sentence
+                # against this very evidence, so it needs no stage 8 (the answer streams
+                # while the rest of the reply is written and checked).
+                claim = lead.claim.strip()
+                stop = claim[-1] if claim[-1] in ".!" else "."
+                yield turn.emit(turn.rewriter.feed(
+                    f"{claim.rstrip('.!')} {cite(turn.book, lead.evidence[:1])}{stop}"))
             messages = compose_fast_messages(turn.history, block.answer, supported, turn.book,
-                                             conflicts, turn.today)
+                                             conflicts, turn.today,
+                                             begun=lead.claim if lead else "")
             composed = await self._guarded(turn, "compose+refine", messages, 300)
             turn.timed("compose+refine", started)
             async for delta in self._checked(turn, composed, block.answer + block.extra):
@@ -515,6 +539,8 @@ class GroundedChat:
             turn.reply_checks = list(checked.checks)
             text = checked.text
         turn.timed("check", started)
+        if turn.text and text.strip():  # after fast mode's lead sentence
+            text = " " + text.lstrip()
         out = turn.rewriter.feed(text)
         if out:
             yield turn.emit(out)

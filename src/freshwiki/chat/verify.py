@@ -11,7 +11,8 @@ than at judging a relation, so this verifier asks them only to read:
    Cup was won by India", asked "Who won the 2023 Cricket World Cup?", that is "India".
 2. **Evidence sentences**, not passages: the few sentences of the claim's passages that best
    match it (fast mode: the turn's shared evidence block, which holds exactly those).
-3. **A cloze call**: every focus span is blanked out of its claim ("The 2023 Cricket World
+3. **A cloze call**: up to four focus spans, the kind the question asks for first
+   (:func:`asked_first`), are each blanked out of the claim ("The 2023 Cricket World
    Cup was won by ___.") and the model fills each blank from the evidence alone, or leaves
    it empty when the evidence does not say. It never sees the claim's value, so it cannot
    echo it.
@@ -231,12 +232,51 @@ class Item:
     text: str
 
 
+MAX_BLANKS = 4
+"""Blanks per claim: each costs ~18 generated tokens, and four names cover a doubles final."""
+
+_ASKS_NAME = re.compile(r"^\s*(?:who|whom|whose|where)\b", re.IGNORECASE)
+_ASKS_NUMBER = re.compile(
+    r"\b(?:when|what year|which year|what date|how many|how much|how old|how long|how far"
+    r"|how tall|how big|how large|what (?:number|percentage|share|score))\b", re.IGNORECASE)
+
+
+def asked_first(spans: Sequence[str], question: str | None) -> list[str]:
+    """``spans`` in the order to blank them: the kind the question asks for first.
+
+    A "who" or "where" question asks for names, "when" and "how many" for dates and
+    numbers; after those, the rest from the end (an answer tends to come last). Blanking
+    the last three spans of "Radu Albot and Mitchell Krueger won ..., defeating Luke Saville
+    and Jordan Thompson in the final 6-1, 4-6" checked the score and let the swapped
+    winners through; with the four names blanked the model read the real final.
+    """
+    def is_number(span: str) -> bool:
+        return any(c.isdigit() for c in span) or span.lower() in NUMBER_WORDS
+
+    rest = list(reversed(spans))
+    if question and _ASKS_NAME.search(question):
+        asked = [s for s in spans if not is_number(s)]
+    elif question and _ASKS_NUMBER.search(question):
+        asked = [s for s in spans if is_number(s)]
+    else:
+        asked = []
+    return asked + [s for s in rest if s not in asked]
+
+
 def items_of(claims: Sequence[str], question: str | None) -> list[Item]:
-    """Every claim's blanks, in order (a claim without key spans has none)."""
+    """Every claim's blanks (at most :data:`MAX_BLANKS` each, see :func:`asked_first`).
+
+    They are listed in the claim's own order: a model filling several blanks of one
+    sentence reads them left to right.
+    """
     out = []
     for i, claim in enumerate(claims):
-        for span in focus_of(claim, question)[-3:]:  # an answer tends to come last
-            out.append(Item(i, span, blanked(claim, span)))
+        focus = focus_of(claim, question)
+        chosen = set(asked_first(focus, question)[:MAX_BLANKS])
+        for span in focus:
+            if span in chosen:
+                out.append(Item(i, span, blanked(claim, span)))
+                chosen.discard(span)
     return out
 
 
