@@ -347,6 +347,9 @@ def main() -> int:
     parser.add_argument("--only", action="append", metavar="VERIFIER=KIND[+KIND]",
                         help="run a verifier on some kinds only, e.g. 'legacy full=real-draft' "
                         "(the slowest one, when time is short; the report says so)")
+    parser.add_argument("--update", action="store_true",
+                        help="run: keep the stored verdicts of the verifiers not run now "
+                             "(a change to one verifier re-runs only that one)")
     parser.add_argument("--split", choices=["dev", "test", "all"], default="test",
                         help="which claims to report (rules were only tuned on dev)")
     args = parser.parse_args()
@@ -378,9 +381,18 @@ def main() -> int:
                                       [n.strip() for n in args.verifiers.split(",")], only))
         raw = RESULTS.with_name("claim_verification_verdicts.json")
         raw.parent.mkdir(parents=True, exist_ok=True)
-        raw.write_text(json.dumps({"model": settings.model, "results": results,
+        if args.update and raw.exists():
+            kept = json.loads(raw.read_text(encoding="utf-8"))
+            if kept["model"] != settings.model:
+                print(f"--update: the stored verdicts are from {kept['model']}, not "
+                      f"{settings.model}; run without --update", file=sys.stderr)
+                return 2
+            results = {**kept["results"], **results}
+        tmp = raw.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"model": settings.model, "results": results,
                                    "seconds": round(time.perf_counter() - started, 1)},
                                   indent=1), encoding="utf-8")
+        tmp.replace(raw)
     raw_data = json.loads(RESULTS.with_name("claim_verification_verdicts.json")
                           .read_text(encoding="utf-8"))
     results = raw_data["results"]

@@ -22,6 +22,7 @@ from tests.serve.serving import wait_until_healthy
 
 CLAIMS = {"claims": ["Clasmatocolea fasciculata is a liverwort found in South Africa."]}
 VERDICTS = {"answers": ["South Africa"]}  # the cloze verifier reads the value
+LEAD = "Clasmatocolea fasciculata is a liverwort found in South Africa [1]."
 COMPOSED = "Clasmatocolea fasciculata is a liverwort from South Africa [1]."
 
 
@@ -30,7 +31,6 @@ def test_serve_chats_through_the_real_pipeline(small_data_dir: Path, tmp_path: P
     script = tmp_path / "script.jsonl"
     steps = [{"error": "connection"}, {"text": json.dumps(CLAIMS)},
              {"text": json.dumps(VERDICTS)}, {"text": COMPOSED},
-             {"text": json.dumps(VERDICTS)},  # stage 8 reads the composed sentence's value
              {"text": "You're welcome!"}]
     script.write_text("\n".join(json.dumps(s) for s in steps) + "\n", encoding="utf-8")
     port = free_port()
@@ -53,13 +53,16 @@ def test_serve_chats_through_the_real_pipeline(small_data_dir: Path, tmp_path: P
             chunks = list(api.chat.completions.create(
                 model="m", messages=question, stream=True))  # type: ignore[arg-type]
             text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
-            assert text == COMPOSED
+            # The verified claim leads; the composer's sentence only restated it (no word or
+            # value it lacks), so it was withheld and stage 8 had nothing to check.
+            assert text == LEAD
             extension = (chunks[-1].model_extra or {})["freshwiki"]
-            assert extension["text"] == COMPOSED and extension["attribution"] == ATTRIBUTION
+            assert extension["text"] == LEAD and extension["attribution"] == ATTRIBUTION
+            assert extension["trace"]["removed"] == [COMPOSED]
             assert extension["citations"][0]["evidence"]["title"] == "Clasmatocolea fasciculata"
             assert [c["verdict"] for c in extension["trace"]["claims"]] == ["SUPPORTS"]
             assert [s["stage"] for s in extension["trace"]["stages"]] == [
-                "draft+claims", "verify", "compose+refine", "check"]
+                "draft+claims", "verify", "compose+refine"]
 
             thanks = api.chat.completions.create(
                 model="m", messages=[{"role": "user", "content": "thanks!"}],
@@ -68,7 +71,7 @@ def test_serve_chats_through_the_real_pipeline(small_data_dir: Path, tmp_path: P
             stored = httpx.get(f"{base}/v1/conversations/{extension['conversation_id']}",
                                timeout=10).json()
             assert [m["content"] for m in stored["messages"]] == [
-                question[0]["content"], COMPOSED, "thanks!", "You're welcome!"]
+                question[0]["content"], LEAD, "thanks!", "You're welcome!"]
             assert stored["model"] == f"scripted:{script}"
 
             page = httpx.get(f"{base}/", timeout=10)

@@ -69,13 +69,19 @@ class SentenceGuard:
         refuted: ``(claim, wrong values, right values)`` of each refuted claim.
         said: Earlier assistant replies: a sentence repeating one of theirs word for word
             is withheld (a follow-up was sometimes answered with the previous reply).
+        shown: Sentences of this reply already released (fast mode's verified lead): a
+            sentence adding no content word and no number to them is withheld ("... is a
+            liverwort from South Africa" after "... is a liverwort found in South Africa").
     """
 
     def __init__(self, sources: Iterable[str],
                  citable: Iterable[tuple[int, str]] = (),
                  refuted: Iterable[tuple[str, Sequence[str], Sequence[str]]] = (),
-                 said: Iterable[str] = ()) -> None:
+                 said: Iterable[str] = (), shown: Iterable[str] = ()) -> None:
         self._said = {_plain(piece) for text in said for piece in pieces(text)} - {""}
+        shown = [_MARKERS.sub(" ", text) for text in shown]
+        self._shown_words = {w for text in shown for w in content_words(text)}
+        self._shown_numbers = {n for text in shown for n in numbers_in(text)}
         self._refuted = [(set(content_words(claim)), list(wrong), list(right))
                          for claim, wrong, right in refuted]
         self.allowed: set[str] = set()
@@ -89,7 +95,7 @@ class SentenceGuard:
     def _check(self, sentence: str) -> str:
         numbers = numbers_in(_MARKERS.sub(" ", sentence))
         if (not numbers <= self.allowed or self._restates_refuted(sentence)
-                or _plain(sentence) in self._said):
+                or _plain(sentence) in self._said or self._adds_nothing(sentence)):
             self.removed.append(sentence.strip())
             return ""
         cited = {int(n) for m in _MARKERS.findall(sentence) for n in re.findall(r"\d+", m)}
@@ -103,6 +109,14 @@ class SentenceGuard:
             return sentence
         body = sentence.rstrip()
         return f"{body} [{number}]{sentence[len(body):]}"
+
+    def _adds_nothing(self, sentence: str) -> bool:
+        if not self._shown_words:
+            return False
+        plain = _MARKERS.sub(" ", sentence)
+        words = set(content_words(plain))
+        return bool(words) and words <= self._shown_words and (
+            numbers_in(plain) <= self._shown_numbers)
 
     def _restates_refuted(self, sentence: str) -> bool:
         words = set(content_words(sentence))

@@ -33,9 +33,11 @@ prompt tokens, about half reused; ~80-100 generated), full mode ~100+ s.
 
 The final text passes a :class:`SentenceGuard` (a sentence stating a number no evidence
 states is withheld, see :mod:`freshwiki.chat.guard`) and a :class:`CitationRewriter`
-(markers renumbered 1..n by first use, dangling ones removed). The reply is released once
-stage 8 has checked it (the price of never showing a sentence that then has to be taken
-back), and the streamed text is exactly :attr:`Reply.text`. Disagreements found among the
+(markers renumbered 1..n by first use, dangling ones removed). Nothing is shown that might
+have to be taken back: in fast mode the reply opens with the first claim stage 5 SUPPORTED,
+released as soon as it is verified (before the composer starts), and the composer only
+continues it; what the composer writes is released once stage 8 has checked it. The
+streamed text is exactly :attr:`Reply.text`. Disagreements found among the
 facts (:mod:`freshwiki.chat.conflicts`) are put to the composer, and a note giving both
 values with both citations is appended if its reply does not.
 
@@ -500,7 +502,7 @@ class GroundedChat:
                 [*(entry["text"] for entry in block.answer), *evidence, *conversation],
                 [(int(entry["number"]), entry["text"]) for entry in block.answer]
                 + [(turn.book.number(c.evidence[0]), c.claim) for c in supported
-                   if c.evidence], refuted, [*said, *([lead.claim] if lead else [])])
+                   if c.evidence], refuted, said, [lead.claim] if lead else [])
             if lead is not None:
                 # Released before the composer starts: stage 5 verified this very sentence
                 # against this very evidence, so it needs no stage 8 (the answer streams

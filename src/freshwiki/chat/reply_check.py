@@ -21,8 +21,9 @@ a trophy named with a word of its name missing. Two checks catch such sentences:
    [2]" when Joe Biden is only in the US election's lead.
 
 A withheld sentence never reaches the user; when every sentence is withheld the pipeline
-quotes the evidence instead (its existing fallback). The price is streaming: the reply is
-released after the check, not sentence by sentence as it is written.
+quotes the evidence instead (its existing fallback). The price is streaming: the composed
+text is released after the check, not token by token as it is written (fast mode shows the
+verified answer sentence first, so the user is not left waiting for all of it).
 """
 
 from __future__ import annotations
