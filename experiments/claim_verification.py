@@ -28,6 +28,7 @@ share of real wrong drafts judged SUPPORTS, and seconds per claim, and writes
 
     .venv/bin/python experiments/claim_verification.py build
     .venv/bin/python experiments/claim_verification.py run [--limit N]
+    .venv/bin/python experiments/claim_verification.py run --update --ids NEW_IDS.txt
 """
 
 from __future__ import annotations
@@ -58,6 +59,9 @@ from freshwiki.llm import LLM, open_llm
 
 HERE = Path(__file__).parent
 QA = HERE / "data" / "qa.jsonl"
+HELDOUT = HERE / "data" / "qa_heldout.jsonl"
+"""Its closed-book drafts are real drafts too (``qa_data.py drafts --heldout``); it gives no
+constructed claim, so adding them left every constructed claim as it was."""
 CLAIMS = HERE / "data" / "claims.jsonl"
 LABELS = HERE / "data" / "claim_labels.jsonl"
 REVIEW = HERE / "data" / "qa_review.jsonl"
@@ -137,7 +141,8 @@ def build(data_dir: Path, per_kind: int) -> list[dict[str, Any]]:
                       "title": title or record["title"], "question": record["question"],
                       "answer": record["answer"], "claim": claim, "label": label, "how": how})
 
-    for record in qa:
+    heldout = [r for r in read_jsonl(HELDOUT) if "question" in r]
+    for record in qa + heldout:
         for n, claim in enumerate(record.get("draft") or [], start=1):
             item_id = f"real-draft:{_key(record['title'] + claim)[:12]}"
             labelled = labels.get(item_id)
@@ -340,6 +345,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("step", choices=["build", "run", "report"])
     parser.add_argument("--limit", type=int, default=None, help="first N claims only")
+    parser.add_argument("--ids", default=None,
+                        help="run: only the claims whose id is listed in this file (one per "
+                             "line), e.g. newly added ones, with --update")
     parser.add_argument("--per-kind", type=int, default=40,
                         help="build: constructed claims of each kind")
     parser.add_argument("--verifiers", default="legacy fast,cloze fast,legacy full,cloze full")
@@ -368,6 +376,9 @@ def main() -> int:
         print("some real drafts are not labelled yet: see claim_labels.jsonl", file=sys.stderr)
     if args.limit:
         items = items[: args.limit]
+    if args.ids and args.step == "run":
+        wanted = set(Path(args.ids).read_text(encoding="utf-8").split())
+        items = [i for i in items if i["id"] in wanted]
     if args.step == "report" and args.split != "all":
         items = [i for i in items if i["split"] == args.split]
     if args.step == "run":
@@ -387,7 +398,11 @@ def main() -> int:
                 print(f"--update: the stored verdicts are from {kept['model']}, not "
                       f"{settings.model}; run without --update", file=sys.stderr)
                 return 2
-            results = {**kept["results"], **results}
+            merged = dict(kept["results"])
+            for name, rows in results.items():  # this run's verdicts replace the stored ones
+                fresh = {r["id"] for r in rows}
+                merged[name] = [r for r in merged.get(name, []) if r["id"] not in fresh] + rows
+            results = merged
         tmp = raw.with_suffix(".tmp")
         tmp.write_text(json.dumps({"model": settings.model, "results": results,
                                    "seconds": round(time.perf_counter() - started, 1)},

@@ -22,6 +22,7 @@ never copied into the repository. Run::
 
     .venv/bin/python experiments/qa_data.py qa --per-set recent=55,tail=45,head=19
     .venv/bin/python experiments/qa_data.py drafts
+    .venv/bin/python experiments/qa_data.py drafts --heldout   # more real drafts to verify
     .venv/bin/python experiments/qa_data.py qa --heldout --per-set recent=15,tail=20,head=10
     .venv/bin/python experiments/qa_data.py qa --fresh --per-set recent=20,tail=25,head=15
 """
@@ -196,8 +197,8 @@ async def make_qa(llm: LLM, model: str, data_dir: Path, per_set: dict[str, int],
     print("rejected:", json.dumps(rejected, indent=1))
 
 
-async def make_drafts(llm: LLM, model: str) -> None:
-    records = load()
+async def make_drafts(llm: LLM, model: str, path: Path = DATA) -> None:
+    records = load(path)
     todo = [r for r in records if "question" in r and "draft" not in r]
     with Progress() as bar:
         task = bar.add_task("closed-book drafts", total=len(todo))
@@ -207,7 +208,7 @@ async def make_drafts(llm: LLM, model: str) -> None:
             record["draft"] = claims
             record["draft_model"] = model
             record["draft_date"] = TODAY.isoformat()
-            save(records)
+            save(records, path)
             bar.advance(task)
 
 
@@ -218,9 +219,10 @@ def main() -> int:
                         help="kept questions per topic set, in this order")
     parser.add_argument("--model", default=None, help="model spec (default: the default)")
     parser.add_argument("--heldout", action="store_true",
-                        help="qa only: write experiments/data/qa_heldout.jsonl from titles "
-                             "qa.jsonl never saw (questions for checking a change made "
-                             "after reading results on qa.jsonl)")
+                        help="drafts: for qa_heldout.jsonl; qa: write "
+                             "experiments/data/qa_heldout.jsonl from titles qa.jsonl never "
+                             "saw (questions for checking a change made after reading "
+                             "results on qa.jsonl)")
     parser.add_argument("--fresh", action="store_true",
                         help="qa only: write experiments/data/qa_fresh.jsonl from titles "
                              "neither qa.jsonl nor qa_heldout.jsonl saw (questions no "
@@ -239,7 +241,7 @@ def main() -> int:
         else:
             asyncio.run(make_qa(llm, settings.model, settings.data_dir, per_set))
     else:
-        asyncio.run(make_drafts(llm, settings.model))
+        asyncio.run(make_drafts(llm, settings.model, HELDOUT if args.heldout else DATA))
     return 0
 
 

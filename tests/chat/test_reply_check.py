@@ -173,3 +173,13 @@ async def test_a_sentence_whose_value_comes_from_another_subjects_passage_is_wit
                                 dt.date(2024, 6, 1))
     assert checked.removed == (biden,)
     assert checked.text.strip() == putin
+
+
+def test_a_name_read_for_another_blank_counts_even_with_an_article_before_it() -> None:
+    from freshwiki.chat.verify import misread
+
+    # Real dev-split reading: the album's title ("In Cauda Venenum"; the span drops "In").
+    assert misread("Opeth", "In Cauda Venenum", "Opeth released In Cauda Venenum.")
+    # A date that merely shares the subject's year is still a reading of its own.
+    claim = "The 2023 Crown Jewel was held on 4 November 2023."
+    assert not misread("4 November 2023", "17 December 2023", claim)

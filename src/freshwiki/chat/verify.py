@@ -326,8 +326,13 @@ def misread(span: str, value: str, claim: str) -> bool:
         return True
     if not any(c.isupper() or c.isdigit() for c in value):
         return True  # a common word ("government") read for a name is no other name
+    # The claim's own other value, whole or as a name within it ("In Cauda Venenum" read for
+    # "Opeth" in "Opeth released In Cauda Venenum": the span is "Cauda Venenum").
+    # Numbers stay exact: "2023" is in "17 December 2023", which may still refute a date.
     read = _plain_value(value)
-    return any(_plain_value(other) == read for other in key_spans(claim) if other != span)
+    return any(_plain_value(other) == read
+               or (not any(c.isdigit() for c in value + other) and same_value(other, value))
+               for other in key_spans(claim) if other != span and not same_value(other, span))
 
 
 def _plain_value(text: str) -> str:
