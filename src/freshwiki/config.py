@@ -124,6 +124,11 @@ class Settings:
         metadata={"help": "Chat turns the server takes at once (answering or waiting); "
                   "more get 503 with Retry-After."},
     )
+    searxng_url: str | None = field(
+        default=None,
+        metadata={"help": "SearXNG instance (http://HOST:PORT, JSON output enabled) the "
+                  "search agent's web backend searches (--option backend=searxng)."},
+    )
     data_dir: Path = field(
         default_factory=_default_data_dir,
         metadata={"help": "Folder of real public data (topics, WikiContradict, dumps); "

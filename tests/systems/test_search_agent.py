@@ -61,9 +61,12 @@ def responder(query_reply: str = LONG_QUERY, answer: str = "Yes") -> Any:
         prompt = messages[-1].content
         if "Write one search query" in prompt:
             return query_reply
-        if "Summarise what this document says" in prompt:
+        if "Summarise what this document says" in prompt:  # an index passage
             title = prompt.split("Title: ", 1)[1].split("\n", 1)[0]
-            return f"About {title}: " + " ".join(["word"] * 200)
+            return f"About {title}: " + " ".join(["word"] * 250)
+        if prompt.startswith("WEB PAGE ("):  # a document with a URL
+            title = prompt.removeprefix("WEB PAGE (").split(", ", 1)[0]
+            return f"About {title}: " + " ".join(["word"] * 250)
         return answer
 
     return reply
@@ -92,9 +95,11 @@ async def test_query_search_summaries_then_classification_with_them_in_context()
     assert "The note text to check." in llm.requests[0].messages[0].content
     assert llm.requests[0].params.temperature == 0.0
     summary_prompts = [r.messages[0].content for r in llm.requests[1:6]]
-    assert sorted(p.split("Title: ")[1].split("\n")[0] for p in summary_prompts) == sorted(
+    # The fake's documents have URLs: each is summarised as a web page, within 200 words.
+    assert sorted(p.removeprefix("WEB PAGE (").split(", ")[0] for p in summary_prompts) == sorted(
         TITLES[:5])
-    assert all(f'"{FIFTEEN}"' in p and "at most 150 words" in p for p in summary_prompts)
+    assert all(f'"{FIFTEEN}"' in p and "no more than 200 words" in p for p in summary_prompts)
+    assert all("The note text to check." in p for p in summary_prompts)
 
     final = llm.requests[-1]
     assert final.params.max_tokens == 10 and final.params.temperature == 0.0
@@ -112,7 +117,7 @@ async def test_query_search_summaries_then_classification_with_them_in_context()
     assert out.trace["docs"][0]["url"] == "https://alpha.org/page"
     summaries = out.trace["summaries"]
     assert len(summaries) == 5 and summaries[0].startswith("About Alpha: word")
-    assert all(len(s.removesuffix(" …").split()) == 150 for s in summaries)  # clipped
+    assert all(len(s.removesuffix(" …").split()) == 200 for s in summaries)  # clipped
     assert out.trace["control"] is False and out.trace["research_reused"] is False
     # Scripted usage counts words: the output carries every call's tokens.
     assert out.usage.prompt_tokens == sum(
@@ -249,7 +254,7 @@ def test_backends_are_found_by_name(settings: Settings) -> None:
     system = load_system("search-agent", LLM(ScriptedBackend([])), settings,
                          {"backend": "test-web", "control": True, "k": 3})
     assert system.describe() == {"backend": "fake", "k": 3, "control": True,
-                                 "query_words": 15, "summary_words": 150}
+                                 "query_words": 15, "summary_words": 200}
     wiki = load_system("search-agent", LLM(ScriptedBackend([])), settings, {"index": "x"})
     assert wiki.describe()["backend"] == "wikipedia" and wiki.describe()["index"] == "x"
     with pytest.raises(SystemSetupError, match="k must be at least 1"):

@@ -10,8 +10,10 @@ HelloFresh's second regime. For each task:
 2. **Search.** A :class:`SearchBackend` returns the top ``k`` (5) documents, never the item's
    own source (:class:`Exclusion`, from ``sample.metadata["source"]``): the edited article
    itself, or for a web search the post's site or the article's URL.
-3. **Summaries.** One call per document, at most ``summary_words`` (150) words each (the
-   reply is also cut there), prompt ``prompts/summarize.j2``.
+3. **Summaries.** One call per document, at most ``summary_words`` (200, the paper's §5.3)
+   words each (the reply is also cut there): prompt ``prompts/summarize_page.j2`` for a web
+   page (the page's text first, then the item, as the paper's summarisation prompt), else
+   ``prompts/summarize.j2`` for an index passage.
 4. **Classify.** The benchmark's messages with the numbered summaries put in front of the
    last user message (``prompts/context.j2``), greedy, the task's token cap.
 
@@ -26,10 +28,16 @@ same, so control vs. search isolates what the *content* of the search adds over 
 presence of search-shaped context. With the response cache on, the partner's research is the
 very calls a search run already made.
 
-**Backends.** ``--option backend=NAME`` picks a registered backend; the default,
+**Backends.** ``--option backend=NAME`` picks a registered backend. The default,
 ``wikipedia``, searches our hybrid index (``--option index=NAME``; default: your ``main``
-index when built, else the default corpus). A web search provider plugs in without changing
-this module::
+index when built, else the default corpus): it works offline, but for a Wikipedia edit the
+index holds the edited article's neighbourhood, which the web search of the paper does not
+favour. ``searxng`` is the paper's regime for users with internet access: a SearXNG
+instance's JSON API (``--option searxng_url=URL`` or the ``searxng_url`` setting), the
+result pages fetched and reduced to their main text, X/Twitter and Wikipedia never fetched,
+the first ``page_words`` (1,000) words of each kept (:mod:`._web_search`). Whichever is used
+is in :meth:`SearchAgent.describe`, hence in the run's identity and its report. Another
+provider plugs in without changing this module::
 
     class MyWebSearch:
         name = "myweb"
@@ -44,11 +52,13 @@ this module::
 
 and, in a module named in ``FRESHWIKI_PLUGINS``, it is available as ``--option backend=myweb``.
 :meth:`Exclusion.excludes` drops a document whose URL is on an excluded site (a domain, its
-subdomains, or a URL prefix) or whose title is excluded. No web provider ships here (freshwiki
-runs offline).
+subdomains, or a URL prefix) or whose title is excluded. A backend that also has
+``search_report`` (:class:`ReportingSearchBackend`) can say which results it passed over.
 
 Everything the agent saw goes to ``Output.trace``: the query (raw and cleaned), the documents
-(title, section, id/URL, score), the summaries, and for a control the partner's id.
+(title, section, id/URL, score), the summaries, the results passed over with the reason
+(``skipped``: excluded site, robots.txt, fetch failure, no main text), notes from the search
+(``search_notes``) and for a control the partner's id.
 """
 
 from __future__ import annotations
@@ -57,9 +67,8 @@ import asyncio
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
-from urllib.parse import urlsplit
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from freshwiki.errors import FreshwikiError
 from freshwiki.llm import LLM, Message, Usage
@@ -68,17 +77,59 @@ from freshwiki.retrieval import resolve_index_name
 from freshwiki.seams import Output, System, Task
 from freshwiki.systems._index import LazyIndex
 from freshwiki.systems._options import SystemSetupError, read_options
+from freshwiki.systems._search_base import (
+    NO_EXCLUSION,
+    Doc,
+    Exclusion,
+    ReportingSearchBackend,
+    SearchBackend,
+    SearchReport,
+    Skipped,
+    search_with_report,
+)
+from freshwiki.systems._web_search import (
+    EXCLUDED_SITES,
+    PAGE_WORDS,
+    SearxngBackend,
+    WebSearchError,
+)
 
 if TYPE_CHECKING:
     from freshwiki.config import Settings
     from freshwiki.retrieval import HybridIndex
+
+__all__ = [
+    "DEFAULTS",
+    "EXCLUDED_SITES",
+    "NO_EXCLUSION",
+    "PAGE_WORDS",
+    "PROMPTS",
+    "Doc",
+    "Exclusion",
+    "ReportingSearchBackend",
+    "Research",
+    "SearchAgent",
+    "SearchBackend",
+    "SearchReport",
+    "SearxngBackend",
+    "Skipped",
+    "WebSearchError",
+    "WikipediaIndexBackend",
+    "clean_query",
+    "clip_words",
+    "context_messages",
+    "load_search_backend",
+    "register_search_backend",
+    "search_agent_system",
+    "search_backend_names",
+]
 
 PROMPTS = "systems/prompts/search_agent"
 """Folder (for :func:`freshwiki.prompting.render_prompt`) of the search agent's prompts."""
 
 DEFAULTS: Mapping[str, Any] = {
     "k": 5, "backend": "wikipedia", "index": "main", "control": False,
-    "query_words": 15, "summary_words": 150,
+    "query_words": 15, "summary_words": 200, "searxng_url": "", "page_words": PAGE_WORDS,
 }
 QUERY_TOKENS = 48
 """Generation cap of the query call: 15 words with room for a label the parse strips."""
@@ -86,111 +137,7 @@ OVERFETCH = 4
 """The Wikipedia backend asks the index for this many times ``k`` so exclusions leave ``k``."""
 
 
-# ----------------------------------------------------------------------------- documents
-
-
-@dataclass(frozen=True)
-class Doc:
-    """One search result.
-
-    Attributes:
-        title: Page or article title.
-        text: The text the agent summarises (a passage, a page extract, a snippet).
-        url: Where it lives (a web result), or ``None``.
-        id: The backend's id for it (passage id), for traces.
-        section: Section path within the page, ``""`` when none.
-        score: The backend's relevance score, when it has one.
-    """
-
-    title: str
-    text: str
-    url: str | None = None
-    id: str = ""
-    section: str = ""
-    score: float | None = None
-
-
-def _norm_title(title: str) -> str:
-    return " ".join(title.replace("_", " ").split()).casefold()
-
-
-@dataclass(frozen=True)
-class Exclusion:
-    """What a search must not return: the item's own source.
-
-    Attributes:
-        titles: Page titles (compared case-insensitively, ``_`` as space): the edited
-            Wikipedia article.
-        sites: Domains (``x.com`` also drops ``mobile.x.com``) or URL prefixes
-            (``https://en.wikipedia.org/wiki/Pear``) for backends that return URLs.
-    """
-
-    titles: tuple[str, ...] = ()
-    sites: tuple[str, ...] = ()
-    _titles: frozenset[str] = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_titles", frozenset(_norm_title(t) for t in self.titles))
-
-    @classmethod
-    def of_source(cls, source: Any) -> Exclusion:
-        """From a sample's ``metadata["source"]`` (``{"title", "sites"}``); empty when absent."""
-        if not isinstance(source, Mapping):
-            return cls()
-        title = source.get("title")
-        sites = source.get("sites") or ()
-        return cls(titles=(str(title),) if title else (), sites=tuple(str(s) for s in sites))
-
-    def excludes_title(self, title: str) -> bool:
-        """Whether ``title`` is one of the excluded pages."""
-        return _norm_title(title) in self._titles
-
-    def excludes_url(self, url: str | None) -> bool:
-        """Whether ``url`` is on an excluded site (domain or subdomain) or under a prefix."""
-        if not url:
-            return False
-        host = (urlsplit(url).hostname or "").lower()
-        for site in self.sites:
-            if "/" in site:
-                if url.startswith(site) or url.startswith(site.replace("https://", "http://")):
-                    return True
-            elif host == site.lower() or host.endswith("." + site.lower()):
-                return True
-        return False
-
-    def excludes(self, doc: Doc) -> bool:
-        """Whether ``doc`` comes from the excluded source."""
-        return self.excludes_title(doc.title) or self.excludes_url(doc.url)
-
-    def to_json(self) -> dict[str, list[str]]:
-        """For traces."""
-        return {"titles": list(self.titles), "sites": list(self.sites)}
-
-
-NO_EXCLUSION = Exclusion()
-"""Nothing excluded (the default of :meth:`SearchBackend.search`)."""
-
-
 # ----------------------------------------------------------------------------- backends
-
-
-@runtime_checkable
-class SearchBackend(Protocol):
-    """Finds documents for a query; see the module docstring for writing one."""
-
-    name: str
-
-    def describe(self) -> Mapping[str, Any]:
-        """What determines its results (index name, provider): part of the run identity."""
-        ...
-
-    async def search(self, query: str, k: int, *, exclude: Exclusion = NO_EXCLUSION) -> list[Doc]:
-        """The best ``k`` documents for ``query`` that ``exclude`` does not exclude."""
-        ...
-
-    async def aclose(self) -> None:
-        """Release what it holds."""
-        ...
 
 
 SearchBackendFactory = Callable[["Settings", Mapping[str, Any]], SearchBackend]
@@ -279,6 +226,12 @@ def _wikipedia(settings: Settings, options: Mapping[str, Any]) -> SearchBackend:
     return WikipediaIndexBackend(settings, str(options.get("index") or "main"))
 
 
+@register_search_backend("searxng")
+def _searxng(settings: Settings, options: Mapping[str, Any]) -> SearchBackend:
+    return SearxngBackend(str(options.get("searxng_url") or settings.searxng_url or ""),
+                          page_words=int(options.get("page_words") or PAGE_WORDS))
+
+
 # ----------------------------------------------------------------------------- the agent
 
 
@@ -311,6 +264,8 @@ class Research:
     summaries: tuple[str, ...]
     usage: Usage
     cache_hit: bool
+    skipped: tuple[Skipped, ...] = ()
+    notes: tuple[str, ...] = ()
 
 
 def _add(a: Usage, b: Usage) -> Usage:
@@ -358,7 +313,7 @@ class SearchAgent:
     name = "search-agent"
 
     def __init__(self, llm: LLM, backend: SearchBackend, *, k: int = 5, control: bool = False,
-                 query_words: int = 15, summary_words: int = 150) -> None:
+                 query_words: int = 15, summary_words: int = 200) -> None:
         for option, value in (("k", k), ("query_words", query_words),
                               ("summary_words", summary_words)):
             if value < 1:
@@ -404,12 +359,16 @@ class SearchAgent:
         fallback = not query
         if fallback:
             query = clip_words(subject, self.query_words).removesuffix(" …")
-        docs = tuple(await self.backend.search(query, self.k, exclude=exclusion))
+        found = await search_with_report(self.backend, query, self.k, exclusion)
+        docs = found.docs
         summary_tokens = self.summary_words * 3 // 2
         results = await asyncio.gather(*(
             self.llm.chat(
                 [Message.user(render_prompt(
-                    f"{PROMPTS}/summarize.j2", subject=subject, query=query,
+                    # A web page gets the paper's layout (page text first, then the item);
+                    # an index passage keeps the shorter prompt written for passages.
+                    f"{PROMPTS}/{'summarize_page' if d.url else 'summarize'}.j2",
+                    subject=subject, query=query, url=d.url or "",
                     title=d.title + (f" › {d.section}" if d.section else ""), text=d.text,
                     max_words=self.summary_words))],
                 max_tokens=summary_tokens, temperature=0.0, tag=f"eval:{self.name}:summary")
@@ -421,6 +380,7 @@ class SearchAgent:
             query=query, query_raw=asked.text, query_fallback=fallback, exclusion=exclusion,
             docs=docs, summaries=tuple(clip_words(r.text, self.summary_words) for r in results),
             usage=usage, cache_hit=asked.cache_hit and all(r.cache_hit for r in results),
+            skipped=found.skipped, notes=found.notes,
         )
 
     async def respond(self, task: Task) -> Output:
@@ -466,6 +426,8 @@ class SearchAgent:
                           "url": d.url, "score": d.score}
                          for i, d in enumerate(research.docs, 1)],
                 "summaries": list(research.summaries),
+                "skipped": [{"url": s.url, "reason": s.reason} for s in research.skipped],
+                "search_notes": list(research.notes),
                 "finish_reason": result.finish_reason,
                 "refused": result.refused,
             },
@@ -480,8 +442,11 @@ def search_agent_system(llm: LLM, settings: Settings, options: Mapping[str, Any]
     """``search-agent``: search for a subject, summarise what was found, then answer."""
     # Without --option index=NAME: the user's `main` index when built, else the default
     # corpus (resolved now, so the run records which one it searched).
-    values = read_options("search-agent", {"index": resolve_index_name(settings), **options},
-                          DEFAULTS)
-    backend = load_search_backend(values["backend"], settings, {"index": values["index"]})
+    backend_name = str(options.get("backend", DEFAULTS["backend"]))
+    resolved = {"index": resolve_index_name(settings)} if backend_name == "wikipedia" else {}
+    values = read_options("search-agent", {**resolved, **options}, DEFAULTS)
+    backend = load_search_backend(values["backend"], settings, {
+        "index": values["index"], "searxng_url": values["searxng_url"],
+        "page_words": values["page_words"]})
     return SearchAgent(llm, backend, k=values["k"], control=values["control"],
                        query_words=values["query_words"], summary_words=values["summary_words"])
