@@ -9,9 +9,10 @@ Run from the repository root (CPU only; one local model thread keeps a shared ma
 What it does, resumably (every evaluation is a ``freshwiki eval`` run in the home's results
 store, so re-running the same command continues where it stopped):
 
-1. **Notes**: the real Community Notes (``../shared/data/communitynotes``) labelled and
-   balanced per month, seed 0, with the notes layer's own functions: 42 notes over
-   2021-01..03 (``HOME/notes/balanced-month-seed0.jsonl``).
+1. **Notes**: the real Community Notes (``../shared/data/communitynotes``) labelled,
+   filtered as the paper (no media, English: 17 of 118 notes go, all for a ticked
+   manipulated-media reason) and balanced per month, seed 0, with the notes layer's own
+   functions: 38 notes over 2021-01..03 (``HOME/notes/balanced-month-seed0.jsonl``).
 2. **Edits**: (a) *real*: the real histories (``../shared/data/wikipedia/histories``)
    labelled by ``freshwiki edits label`` and balanced per week (2 edits, one week: a
    plumbing check more than a measurement); (b) *constructed*: real articles with designed
@@ -50,7 +51,7 @@ from pathlib import Path
 from rich.console import Console
 
 from _provenance import data_provenance, write_result
-from freshwiki.changes.notes import build_balanced, load_notes, write_jsonl
+from freshwiki.changes.notes import build_balanced, filter_notes, load_notes, write_jsonl
 from freshwiki.config import load_settings
 from freshwiki.evaluation import (
     ResultsStore,
@@ -82,8 +83,8 @@ def cli(*args: str) -> None:
 def notes_dataset(home: Path) -> Path:
     path = home / "notes" / "balanced-month-seed0.jsonl"
     if not path.is_file():
-        loaded = load_notes(DATA / "communitynotes")
-        write_jsonl(build_balanced(loaded.records, period="month", seed=0).records, path)
+        kept, _ = filter_notes(load_notes(DATA / "communitynotes").records)
+        write_jsonl(build_balanced(kept, period="month", seed=0).records, path)
     return path
 
 

@@ -24,11 +24,14 @@ from rich.table import Table
 
 from freshwiki.changes.notes import (
     LABELS,
+    PAPER_FILTERS,
     PERIODS,
     BalancedDataset,
+    FilterReport,
     LoadReport,
     build_balanced,
     counts_by_period,
+    filter_notes,
     load_notes,
     read_jsonl,
     write_jsonl,
@@ -53,9 +56,28 @@ def notes_dir(settings: Settings) -> Path:
     return settings.home / "notes"
 
 
-def balanced_name(period: str, seed: int) -> str:
-    """File name of a balanced dataset, so datasets of other periods or seeds sit side by side."""
-    return f"balanced-{period}-seed{seed}.jsonl"
+def balanced_name(period: str, seed: int, *, filtered: bool = True) -> str:
+    """File name of a balanced dataset, so datasets of other periods or seeds sit side by side.
+
+    A dataset built without the paper's filters gets its own name (``-unfiltered``), so it
+    never replaces the filtered one the benchmark reads by default.
+    """
+    return f"balanced-{period}-seed{seed}{'' if filtered else '-unfiltered'}.jsonl"
+
+
+def _print_filters(report: FilterReport) -> None:
+    if not report.filters:
+        err.print("[yellow]no filters: notes on media posts and in other languages are kept "
+                  "(the paper drops them)[/yellow]", soft_wrap=True, highlight=False)
+        return
+    excluded = ", ".join(f"{n} {escape(reason)}" for reason, n in
+                         sorted(report.excluded.items())) or "none"
+    evidence = "; ".join(f"{name}: " + ", ".join(f"{escape(src)} {n}" for src, n in
+                                                  sorted(counts.items()))
+                         for name, counts in report.evidence.items())
+    out.print(f"filters ({', '.join(report.filters)}): {report.kept} of {report.read} kept; "
+              f"excluded: {excluded}", soft_wrap=True, highlight=False)
+    out.print(f"decided from: {evidence}", soft_wrap=True, highlight=False)
 
 
 def _check_period(period: str) -> None:
@@ -173,23 +195,29 @@ def notes_build(
     ] = None,
     period: Annotated[str, typer.Option(help="Balance per month, week or year.")] = "month",
     seed: Annotated[int, typer.Option(help="Which notes of the larger label are kept.")] = 0,
+    paper_filters: Annotated[bool, typer.Option(
+        "--paper-filters/--no-paper-filters",
+        help="Drop notes on posts with media and on posts not in English, as the HelloFresh "
+        "paper does, before balancing.")] = True,
     out_dir: Annotated[Path | None, typer.Option(
         "--out", help="Folder of the labelled notes and the balanced dataset "
         "[default: HOME/notes].")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable summary.")] = False,
 ) -> None:
-    """Balance the labelled notes: equal helpful and not helpful in every period."""
+    """Filter as the paper, then balance: equal helpful and not helpful in every period."""
     _check_period(period)
     target = out_dir or notes_dir(settings())
-    records = read_jsonl(source or target / LABELLED_FILE)
+    records, filtered = filter_notes(read_jsonl(source or target / LABELLED_FILE),
+                                     PAPER_FILTERS if paper_filters else ())
     dataset = build_balanced(records, period=period, seed=seed)
-    path = target / balanced_name(period, seed)
+    path = target / balanced_name(period, seed, filtered=paper_filters)
     write_jsonl(dataset.records, path)
-    summary = {"dataset": str(path), **dataset.summary()}
+    summary = {"dataset": str(path), "filtering": filtered.to_dict(), **dataset.summary()}
     write_summary(summary, path.with_suffix(".json"))
     if as_json:
         out.print_json(json.dumps(summary))
         return
+    _print_filters(filtered)
     out.print(_balance_table(dataset))
     dropped = dataset.unbalanced_periods
     if dropped:

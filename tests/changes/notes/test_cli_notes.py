@@ -42,10 +42,21 @@ def test_load_real_data_json_then_build(shared_data: Path, _isolated_home: Path)
     built = runner.invoke(app, ["notes", "build", "--seed", "4", "--json"])
     assert built.exit_code == 0, built.output
     summary = json.loads(built.stdout)
-    assert summary["records"] == 42  # 2 x (6 + 11 + 4)
+    # The paper's filters first: the 17 notes whose writers ticked manipulated media go
+    # (two of them February's not-helpful ones), then 2 x (6 + 9 + 4).
+    assert summary["filtering"]["excluded"] == {
+        "post has media (manipulated-media reason)": 17}
+    assert summary["records"] == 38
     assert summary["unbalanced_periods"] == []
     dataset = read_jsonl(_isolated_home / "notes" / "balanced-month-seed4.jsonl")
-    assert len(dataset) == 42
+    assert len(dataset) == 38
+
+    unfiltered = runner.invoke(app, ["notes", "build", "--seed", "4", "--no-paper-filters"])
+    assert unfiltered.exit_code == 0, unfiltered.output
+    assert "no filters" in unfiltered.stderr
+    dataset = read_jsonl(_isolated_home / "notes" / "balanced-month-seed4-unfiltered.jsonl")
+    assert len(dataset) == 42  # 2 x (6 + 11 + 4)
+    assert len(read_jsonl(_isolated_home / "notes" / "balanced-month-seed4.jsonl")) == 38
 
 
 def test_load_table_with_posts_and_out(tmp_path: Path) -> None:
@@ -67,7 +78,13 @@ def test_load_table_with_posts_and_out(tmp_path: Path) -> None:
 
     built = runner.invoke(app, ["notes", "build", "--out", str(out), "--period", "year"])
     assert built.exit_code == 0, built.output
-    assert len(read_jsonl(out / "balanced-year-seed0.jsonl")) == 4  # 2 helpful, 3 not helpful
+    # Note 104 is a media note (isMediaNote=1): the filters leave 1 helpful, 3 not helpful.
+    assert len(read_jsonl(out / "balanced-year-seed0.jsonl")) == 2
+    assert "excluded: 1 post has media (isMediaNote)" in built.stdout
+    unfiltered = runner.invoke(app, ["notes", "build", "--out", str(out), "--period", "year",
+                                     "--no-paper-filters"])
+    assert unfiltered.exit_code == 0, unfiltered.output
+    assert len(read_jsonl(out / "balanced-year-seed0-unfiltered.jsonl")) == 4  # 2 + 3
 
 
 def test_bad_input_exits_2_with_message_and_hint(tmp_path: Path) -> None:

@@ -82,7 +82,8 @@ def test_jsonl_posts_with_api_v1_dates(tmp_path: Path) -> None:
     assert records["107"].post_date == dt.datetime(2024, 6, 4, 11, 20, tzinfo=dt.UTC)
     report = result.report.posts
     assert report is not None and report.format == "jsonl"
-    assert report.columns == {"id": "id", "text": "full_text", "date": "created_at"}
+    assert report.columns == {"id": "id", "text": "full_text", "date": "created_at",
+                              "lang": None, "media": None}
     assert dict(report.skipped) == {"line is not a JSON object": 1,
                                     "line is not valid JSON": 1}
 
@@ -149,5 +150,5 @@ def test_jsonl_round_trip_keeps_post_and_votes(tmp_path: Path) -> None:
         "votes": {"helpful": 3, "somewhat_helpful": 1, "not_helpful": 1, "no_answer": 0,
                   "total": 5},
         "post_text": "the post", "post_date": "2024-05-02T08:00:00+00:00",
-        "regime": "with_post",
+        "post_lang": None, "post_has_media": None, "regime": "with_post",
     }

@@ -9,6 +9,7 @@ loads these records to ask a model, month by month, whether a note will be rated
 - :mod:`.tables`: files recognised by their header, plain/gzip/zip, early and current columns;
 - :mod:`.load`: the streaming reader and labeller, :func:`load_notes`;
 - :mod:`.posts`: the optional posts file (CSV, TSV or JSONL);
+- :mod:`.filters`: the paper's filters (posts in English, posts without media);
 - :mod:`.dataset`: per-period counts, :func:`build_balanced`, JSONL files.
 """
 
@@ -22,8 +23,23 @@ from freshwiki.changes.notes.dataset import (
     write_jsonl,
     write_summary,
 )
+from freshwiki.changes.notes.filters import (
+    FILTERS,
+    PAPER_FILTERS,
+    FilterReport,
+    detect_language,
+    filter_notes,
+    is_english,
+    language_evidence,
+    media_evidence,
+)
 from freshwiki.changes.notes.load import FileReport, LoadReport, LoadResult, load_notes
-from freshwiki.changes.notes.posts import PostsReport, parse_post_date, read_posts
+from freshwiki.changes.notes.posts import (
+    PostsReport,
+    parse_has_media,
+    parse_post_date,
+    read_posts,
+)
 from freshwiki.changes.notes.records import (
     HELPFUL,
     LABELS,
@@ -43,12 +59,15 @@ from freshwiki.changes.notes.records import (
 from freshwiki.changes.notes.tables import NotesFormatError, TableKind, classify
 
 __all__ = [
+    "FILTERS",
     "HELPFUL",
     "LABELS",
     "NOT_HELPFUL",
+    "PAPER_FILTERS",
     "PERIODS",
     "BalancedDataset",
     "FileReport",
+    "FilterReport",
     "Label",
     "LabelledNote",
     "LoadReport",
@@ -67,8 +86,14 @@ __all__ = [
     "build_balanced",
     "classify",
     "counts_by_period",
+    "detect_language",
+    "filter_notes",
+    "is_english",
     "label_totals",
+    "language_evidence",
     "load_notes",
+    "media_evidence",
+    "parse_has_media",
     "parse_post_date",
     "period_key",
     "read_jsonl",

@@ -448,6 +448,8 @@ def load_notes(folder: Path, posts: Path | None = None, *,
             votes=VoteCounts(helpful, somewhat, not_helpful, no_answer),
             post_text=post.text if post else None,
             post_date=post.created_at if post else None,
+            post_lang=post.lang if post else None,
+            post_has_media=post.has_media if post else None,
         ))
     records.sort(key=lambda r: (r.note.created_at, int(r.note.note_id)))
     report.files = [file_reports[t] for t in tables if t in file_reports] + ignored

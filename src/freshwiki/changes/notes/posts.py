@@ -25,6 +25,10 @@ ID_COLUMNS = ("tweetId", "postId", "id", "tweet_id", "post_id", "id_str")
 TEXT_COLUMNS = ("text", "postText", "tweetText", "full_text", "fullText", "content", "body")
 DATE_COLUMNS = ("createdAt", "created_at", "createdAtMillis", "date", "timestamp", "postDate",
                 "post_date", "tweetDate", "time")
+LANG_COLUMNS = ("lang", "language", "postLang", "post_lang", "tweetLang")
+"""Optional: the post's language (the X API's ``lang``), for HelloFresh's English filter."""
+MEDIA_COLUMNS = ("has_media", "hasMedia", "media", "media_keys", "mediaKeys", "attachments")
+"""Optional: whether the post carries media, for HelloFresh's no-media filter."""
 
 PostsFormat = Literal["csv", "tsv", "jsonl"]
 
@@ -36,7 +40,7 @@ class PostsReport:
     Attributes:
         path: The posts file.
         format: The sniffed format.
-        columns: The id, text and date columns used (date ``None`` when the file has none).
+        columns: The id, text, date, language and media columns used (``None`` when absent).
         rows: Data rows (or JSON lines) read.
         kept: Posts kept because a labelled note points at them.
         skipped: Rows not used, by reason (unparseable date, empty id, bad JSON...).
@@ -84,6 +88,36 @@ def parse_post_date(value: Any) -> dt.datetime | None:
     # Epoch numbers: milliseconds (what the notes files use) once past ~2001 in seconds.
     seconds = number / 1000 if abs(number) >= 1e11 else number
     return dt.datetime.fromtimestamp(seconds, dt.UTC)
+
+
+def parse_has_media(value: Any) -> bool | None:
+    """Whether a media column's value says the post has media; ``None`` when it says nothing.
+
+    Tools write a flag (``1``/``true``/``0``/``false``), a list of media keys, or the X
+    API's ``attachments`` object (``{"media_keys": [...]}``): a non-empty list or object is
+    media, an empty one none.
+    """
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, list):
+        return bool(value)
+    if isinstance(value, dict):
+        keys = value.get("media_keys", value)
+        return bool(keys)
+    text = str(value).strip()
+    lowered = text.lower()
+    if lowered in ("", "null", "none"):
+        return None
+    if lowered in ("1", "true", "yes"):
+        return True
+    if lowered in ("0", "false", "no", "[]", "{}"):
+        return False
+    if text.startswith(("[", "{")):
+        try:
+            return parse_has_media(json.loads(text))
+        except json.JSONDecodeError:
+            pass
+    return True  # a media key or URL written as plain text
 
 
 def _pick(names: Container[str] | list[str], candidates: tuple[str, ...]) -> str | None:
@@ -149,6 +183,8 @@ def read_posts(path: Path, wanted: Container[str] | None = None,
                 id_col = _pick(names, ID_COLUMNS)
                 text_col = _pick(names, TEXT_COLUMNS)
                 date_col = _pick(names, DATE_COLUMNS)
+                lang_col = _pick(names, LANG_COLUMNS)
+                media_col = _pick(names, MEDIA_COLUMNS)
                 missing = [what for what, col in (("post id", id_col), ("text", text_col))
                            if col is None]
                 if missing or id_col is None or text_col is None:
@@ -159,7 +195,8 @@ def read_posts(path: Path, wanted: Container[str] | None = None,
                         f"column one of {', '.join(TEXT_COLUMNS)}; a date column "
                         f"({', '.join(DATE_COLUMNS)}) is optional.",
                     )
-                report.columns = {"id": id_col, "text": text_col, "date": date_col}
+                report.columns = {"id": id_col, "text": text_col, "date": date_col,
+                                  "lang": lang_col, "media": media_col}
                 columns_known = True
             id_col = report.columns["id"] or ""
             text_col = report.columns["text"] or ""
@@ -180,7 +217,11 @@ def read_posts(path: Path, wanted: Container[str] | None = None,
             except (ValueError, OverflowError, OSError):
                 report.skipped["unparseable date"] += 1
                 continue
-            posts[post_id] = Post(post_id, str(body), when)
+            lang = row.get(report.columns["lang"] or "")
+            media = row.get(report.columns["media"] or "")
+            posts[post_id] = Post(post_id, str(body), when,
+                                  lang=str(lang).strip() or None if lang is not None else None,
+                                  has_media=parse_has_media(media))
     if not columns_known:
         raise NotesFormatError(
             f"posts file {path} holds no posts",

@@ -196,11 +196,21 @@ class VoteCounts:
 
 @dataclass(frozen=True)
 class Post:
-    """A post (tweet) from the user's posts file: the downloads never include post text."""
+    """A post (tweet) from the user's posts file: the downloads never include post text.
+
+    Attributes:
+        post_id: The post's id.
+        text: Its text.
+        created_at: When it was posted, when the file says.
+        lang: Its language code as the file gives it (X's ``lang``: ``en``...), else ``None``.
+        has_media: Whether it carries images or video, when the file says, else ``None``.
+    """
 
     post_id: str
     text: str
     created_at: dt.datetime | None = None
+    lang: str | None = None
+    has_media: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -216,6 +226,8 @@ class LabelledNote:
         votes: The note's rating counts, kept for the F1-by-vote-count-quartile analysis.
         post_text: The post's text when a posts file supplied it, else ``None``.
         post_date: The post's date when known, UTC.
+        post_lang: The post's language code when the posts file gives one.
+        post_has_media: Whether the post carries media, when the posts file says.
     """
 
     note: Note
@@ -225,6 +237,8 @@ class LabelledNote:
     votes: VoteCounts = field(default_factory=VoteCounts)
     post_text: str | None = None
     post_date: dt.datetime | None = None
+    post_lang: str | None = None
+    post_has_media: bool | None = None
 
     @property
     def regime(self) -> Regime:
@@ -245,6 +259,8 @@ class LabelledNote:
             "votes": self.votes.to_dict(),
             "post_text": self.post_text,
             "post_date": _utc_iso(self.post_date),
+            "post_lang": self.post_lang,
+            "post_has_media": self.post_has_media,
             "regime": self.regime,
         }
 
@@ -261,6 +277,11 @@ class LabelledNote:
         if not isinstance(votes, dict):
             raise NotesRecordError(f"field 'votes' must be an object, got {votes!r}")
         post_text = data.get("post_text")
+        post_lang = data.get("post_lang")
+        post_media = data.get("post_has_media")
+        if post_media is not None and not isinstance(post_media, bool):
+            raise NotesRecordError(f"field 'post_has_media' must be true, false or null, got "
+                                   f"{post_media!r}")
         return cls(
             note=Note.from_dict(data),
             label=label,
@@ -269,4 +290,6 @@ class LabelledNote:
             votes=VoteCounts.from_dict(votes),
             post_text=None if post_text is None else str(post_text),
             post_date=_parse_time(data.get("post_date"), "post_date"),
+            post_lang=None if post_lang is None else str(post_lang),
+            post_has_media=post_media,
         )
