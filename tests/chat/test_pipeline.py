@@ -450,3 +450,43 @@ async def test_a_full_mode_fact_naming_what_its_passage_does_not_never_reaches_t
     assert [f.text for f in reply.trace.facts] == ["KickassTorrents went offline on 20 July 2016."]
     [compose] = script.of("compose")
     assert "HBO" not in compose.user
+
+
+async def test_a_correction_leads_once_its_own_cloze_call_supports_it(
+    chat_passages: list[Passage],
+) -> None:
+    llm, script = scripted_llm({
+        "draft+claims": js({"claims": ["KickassTorrents went offline on 1 July 2019."]}),
+        "fast-verify": js({"answers": ["20 July 2016"]}),  # the evidence's date: REFUTES
+        "fast-check": js({"answers": ["20 July 2016"]}),
+        "fast-compose": "Its domain was seized by the U.S. government [1].",
+    })
+    chat = GroundedChat(llm, FakeIndex(chat_passages), today=TODAY)
+    stream = chat.stream(user(KAT_Q))
+    deltas = []
+    async for delta in stream:
+        if not deltas:  # the corrected answer shows before the composer is called
+            assert script.of("fast-compose") == [] and len(script.of("fast-check")) == 1
+        deltas.append(delta)
+    reply = stream.reply
+    assert deltas[0] == "KickassTorrents went offline on 20 July 2016 [1]."
+    assert reply.text.startswith(deltas[0]) and "2019" not in reply.text
+    assert [c.verdict for c in reply.trace.claims] == ["REFUTES"]
+    assert reply.trace.reply_checks[0].claim == "KickassTorrents went offline on 20 July 2016."
+    assert reply.trace.reply_checks[0].verdict == "SUPPORTS"
+
+
+async def test_a_correction_its_own_cloze_call_does_not_support_does_not_lead(
+    chat_passages: list[Passage],
+) -> None:
+    llm, script = scripted_llm({
+        "draft+claims": js({"claims": ["KickassTorrents went offline on 1 July 2019."]}),
+        "fast-verify": js({"answers": ["20 July 2016"]}),
+        "fast-check": js({"answers": [""]}),  # nothing read: NOT ENOUGH INFO
+        "fast-compose": "KickassTorrents went offline on 20 July 2016 [1].",
+    })
+    stream = GroundedChat(llm, FakeIndex(chat_passages), today=TODAY).stream(user(KAT_Q))
+    deltas = [d async for d in stream]
+    # No lead: the composer wrote the reply and stage 8 checked it before release.
+    assert len(deltas) == 1 and script.of("fast-compose") != []
+    assert stream.reply.trace.reply_checks[0].verdict == "NOT ENOUGH INFO"

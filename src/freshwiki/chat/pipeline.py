@@ -345,19 +345,30 @@ class GroundedChat:
             out.append((check.claim, wrong, right))
         return out
 
-    @staticmethod
-    def _lead(turn: _Turn) -> ClaimCheck | None:
-        """Fast mode's first sentence: the first SUPPORTED claim that answers something.
+    async def _lead(self, turn: _Turn, block: Block) -> ClaimCheck | None:
+        """Fast mode's first sentence: a verified claim that answers something, or none.
 
-        Only a claim stage 5 judged SUPPORTS as written, with a value the question did not
-        give and the passage it rests on; never a correction (those are new sentences, so
-        stage 8 checks them), and never when sources disagree (both sides go together).
+        The first claim stage 5 judged SUPPORTS as written, with a value the question did not
+        give; else the first correction (a refuted claim with the evidence's value put in),
+        once a cloze call on the same evidence block has SUPPORTED the corrected sentence
+        itself (the closed-book draft is usually wrong, so most answers are corrections).
+        Never when sources disagree: both sides go together, in the composed reply.
         """
+        if turn.findings:
+            return None
         question = turn.history[-1].content
         for check in turn.checks:
             if (check.verdict == "SUPPORTS" and check.evidence
                     and focus_of(check.claim, question)):
                 return check
+        for check in turn.checks:
+            if (check.verdict == "REFUTES" and check.correction and check.evidence
+                    and focus_of(check.correction, question)):
+                [again] = await check_batch(
+                    turn.calls, [check.correction], [check.evidence], turn.book,
+                    block.answer + block.extra, turn.today, question=question, stage="check")
+                turn.reply_checks.append(again)
+                return again if again.verdict == "SUPPORTS" and again.evidence else None
         return None
 
     async def _evidence_branch(self, turn: _Turn) -> None:
@@ -497,16 +508,16 @@ class GroundedChat:
             allowed = {int(entry["number"]) for entry in block.answer}
             allowed |= {turn.book.number(e) for c in supported for e in c.evidence[:2]}
             turn.rewriter = CitationRewriter(_lookup(turn.book, allowed))
-            lead = None if turn.findings else self._lead(turn)
+            lead = await self._lead(turn, block)
             turn.guard = SentenceGuard(
                 [*(entry["text"] for entry in block.answer), *evidence, *conversation],
                 [(int(entry["number"]), entry["text"]) for entry in block.answer]
                 + [(turn.book.number(c.evidence[0]), c.claim) for c in supported
                    if c.evidence], refuted, said, [lead.claim] if lead else [])
             if lead is not None:
-                # Released before the composer starts: stage 5 verified this very sentence
-                # against this very evidence, so it needs no stage 8 (the answer streams
-                # while the rest of the reply is written and checked).
+                # Released before the composer starts: this very sentence has been verified
+                # against this very evidence (stage 5, or the lead's own cloze call for a
+                # correction), so the answer shows while the rest is written and checked.
                 claim = lead.claim.strip()
                 stop = claim[-1] if claim[-1] in ".!" else "."
                 yield turn.emit(turn.rewriter.feed(
@@ -538,7 +549,7 @@ class GroundedChat:
             checked = await check_reply(turn.calls, text, turn.history[-1].content,
                                         turn.book, block, turn.today)
             turn.guard.removed.extend(checked.removed)
-            turn.reply_checks = list(checked.checks)
+            turn.reply_checks.extend(checked.checks)
             text = checked.text
         turn.timed("check", started)
         if turn.text and text.strip():  # after fast mode's lead sentence
