@@ -19,6 +19,7 @@ from freshwiki.cli import (
     changes,
     chat,
     config,
+    contradictions,
     corpus,
     edits,
     evaluation,
@@ -54,6 +55,7 @@ app.add_typer(models.app, name="models")
 app.add_typer(config.app, name="config")
 app.add_typer(llm.app, name="llm")
 app.add_typer(corpus.app, name="corpus")
+app.add_typer(contradictions.app, name="contradictions")
 app.add_typer(index.app, name="index")
 app.add_typer(chat.app, name="chat")
 app.add_typer(changes.app, name="changes")
