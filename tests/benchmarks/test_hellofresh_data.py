@@ -12,11 +12,17 @@ import pytest
 
 from freshwiki.benchmarks import load_benchmark
 from freshwiki.benchmarks.hellofresh import (
+    INSTRUCTIONS_FILE,
+    OUR_TEMPLATES,
+    PAPER_TEMPLATES,
     TEMPLATES,
     DatasetError,
     HelloFresh,
+    PromptDataError,
     UnknownTemplateError,
     control_partners,
+    paper_instruction,
+    paper_instructions,
     quartile_labels,
     wikipedia_url,
 )
@@ -89,20 +95,59 @@ def test_every_template_renders_the_note_and_asks_yes_or_no(
     notes_home: Path, settings: Settings,
 ) -> None:
     bench = load_benchmark("hellofresh-notes", settings)
+    assert bench.default_templates == PAPER_TEMPLATES == ("manual", "r1", "r2", "r3", "r4")
     sample = next(bench.samples())
+    date = sample.metadata["created_at"][:10]  # no posts file: the note's date stands in
     prompts = set()
-    for template in TEMPLATES:
+    for template in PAPER_TEMPLATES:
+        task = bench.render(sample, template)
+        [message] = task.messages
+        lines = message.content.splitlines()
+        # The paper's layout: the post (absent here), the note, then the instruction, and
+        # nothing of the writer's own verdict.
+        assert lines[0] == (f"SOCIAL MEDIA POST ({date}): (the post's text is not available; "
+                            "only the note is)")
+        assert lines[1] == f"NOTE: {sample.input}" and lines[2].startswith("INSTRUCTION: ")
+        assert len(lines) == 3 and "the writer says" not in message.content
+        instruction = lines[2].lower()
+        assert "'yes'" in instruction and "'no'" in instruction and "mislead" in instruction
+        assert task.max_tokens == 15 and task.temperature == 0.0
+        prompts.add(message.content)
+    assert len(prompts) == 5
+    for template in OUR_TEMPLATES:  # the older phrasings, by name
         task = bench.render(sample, template)
         [message] = task.messages
         assert message.role == "user" and sample.input in message.content
         assert "Yes" in message.content and "No" in message.content
         assert "misleading" in message.content  # the writer's classification is shown
-        assert task.query == sample.input and task.max_tokens == 10
-        assert task.temperature == 0.0
+        assert task.query == sample.input and task.max_tokens == 15
         prompts.add(message.content)
-    assert len(prompts) == 5
-    with pytest.raises(UnknownTemplateError, match="p1, p2"):
+    assert len(prompts) == 10 and (*PAPER_TEMPLATES, *OUR_TEMPLATES) == TEMPLATES
+    with pytest.raises(UnknownTemplateError, match="manual, r1"):
         bench.render(sample, "p6")
+
+
+def test_the_instructions_are_data_with_their_authors() -> None:
+    five = paper_instructions("notes")
+    assert [i.template for i in five] == list(PAPER_TEMPLATES)
+    assert five[0].author.startswith("hand-written")
+    assert all(i.author.startswith("local:qwen2.5-coder-") for i in five[1:])
+    assert len({i.text for i in five}) == 5
+    # Edits have the manual instruction and two accepted rephrasings so far: asking for a
+    # missing one says how to make it rather than rendering a hole.
+    assert paper_instruction("edits", "r2").author == "local:qwen2.5-coder-1.5b"
+    with pytest.raises(PromptDataError, match="no accepted edits instruction 'r3'") as info:
+        paper_instruction("edits", "r3")
+    assert "hellofresh_rephrase.py" in (info.value.hint or "")
+    rows = [json.loads(line) for line in INSTRUCTIONS_FILE.read_text().splitlines()]
+    candidates = [r for r in rows if "model" in r]
+    assert all(r["review"] in ("accepted", "rejected") and r["reason"] for r in candidates)
+    assert all(r["request"] and r["model_sha256"] and r["reply"] for r in candidates)
+    assert sum(r["review"] == "accepted" for r in candidates) == 6
+    for r in candidates:  # an accepted instruction is the model's reply, cleaned only
+        if r["review"] == "accepted":
+            assert " ".join(r["reply"].replace("<text>", "").replace("</text>", "").split()) \
+                == r["instruction"]
 
 
 def test_missing_dataset_names_the_command_that_makes_it(settings: Settings) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from freshwiki.benchmarks.hellofresh import ANSWERS
-from freshwiki.changes.notes import build_balanced, load_notes, write_jsonl
+from freshwiki.changes.notes import build_balanced, filter_notes, load_notes, write_jsonl
 from freshwiki.evaluation import ResultsStore
 
 pytestmark = pytest.mark.e2e
@@ -23,8 +23,8 @@ def test_zero_shot_on_real_notes_through_the_cli(
     smollm2_path: Path, shared_data: Path, _isolated_home: Path, tmp_path: Path,
 ) -> None:
     dataset = tmp_path / "balanced.jsonl"
-    write_jsonl(build_balanced(load_notes(shared_data / "communitynotes").records,
-                               period="month", seed=0).records, dataset)
+    kept, _ = filter_notes(load_notes(shared_data / "communitynotes").records)
+    write_jsonl(build_balanced(kept, period="month", seed=0).records, dataset)
     args = [str(EXE), "eval", "hellofresh-notes", "--system", "zero-shot", "--model",
             "local:smollm2-135m", "--judge", "none", "--limit", "4",
             "--benchmark-option", f"path={dataset}", "--json"]
@@ -33,8 +33,8 @@ def test_zero_shot_on_real_notes_through_the_cli(
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout)
     assert (summary["items"], summary["new_outputs"], summary["complete"]) == (20, 20, 20)
-    assert summary["config"]["templates"] == ["p1", "p2", "p3", "p4", "p5"]
-    assert summary["config"]["system_config"] == {"max_tokens": 10}
+    assert summary["config"]["templates"] == ["manual", "r1", "r2", "r3", "r4"]
+    assert summary["config"]["system_config"] == {"max_tokens": 15}
 
     with ResultsStore(_isolated_home / "runs" / "runs.sqlite") as store:
         results = store.load_run(summary["run_id"])

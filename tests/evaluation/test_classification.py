@@ -18,6 +18,7 @@ from freshwiki.evaluation._classification import (
     classification_metrics,
     default_train_periods,
     deployment_simulation,
+    f1_difference,
     kendall_tau_b,
     majority_vote,
     metrics_by,
@@ -288,3 +289,85 @@ def test_runs_of_one_benchmark_on_disjoint_samples_are_not_paired(tmp_path: Path
     _, md_path = write_report([run("r1", "zero-shot"), RunResults(other.info, renamed)],
                               tmp_path)
     assert "## Paired comparisons" not in md_path.read_text()
+
+
+def regime_run(run_id: str, system: str, answers: dict[str, tuple[str, str]],
+               backend: dict[str, Any] | None = None, model: str = "local:tiny",
+               label: str = "") -> RunResults:
+    """One phrasing, ``manual``: sample id -> (gold, answer)."""
+    items = tuple(ScoredItem(
+        sample_id=sid, template="manual", scorer="hellofresh-correct",
+        value=1.0 if answer == gold else 0.0, label=answer,
+        metadata={"label": gold, "period": "2021-01"}, output=answer)
+        for sid, (gold, answer) in answers.items())
+    info = RunInfo(run_id=run_id, benchmark="hellofresh-notes", system=system, model=model,
+                   config={"scorers": ["hellofresh-correct"], "system_config": backend or {}},
+                   code_version="0", model_hashes={}, created_at=WHEN, updated_at=WHEN,
+                   label=label)
+    return RunResults(info=info, items=items)
+
+
+GOLD = ("yes", "yes", "yes", "no", "no", "no")
+ZERO_SHOT = ("yes", "no", "no", "yes", "no", "no")      # TP 1, FP 1, FN 2: F1 = 2/5
+SEARCH = ("yes", "yes", "none", "no", "no", "yes")      # TP 2, FP 1, FN 1: F1 = 4/6
+
+
+def test_search_minus_zero_shot_f1_by_hand(tmp_path: Path) -> None:
+    zero = regime_run("z", "zero-shot", {f"s{i}": (g, a) for i, (g, a) in
+                                         enumerate(zip(GOLD, ZERO_SHOT, strict=True))},
+                      label="zs")
+    answers = {f"s{i}": (g, a) for i, (g, a) in enumerate(zip(GOLD, SEARCH, strict=True))}
+    answers["s9"] = ("yes", "yes")  # answered by the search run only: not paired, left out
+    web = {"backend": "searxng", "searxng_url": "http://127.0.0.1:8888", "control": False}
+    search = regime_run("s", "search-agent", answers, web, label="web")
+    control = regime_run("c", "search-agent", {k: (g, "no") for k, (g, _) in answers.items()},
+                         {"backend": "wikipedia", "index": "default", "control": True},
+                         label="ctrl")
+    other_model = regime_run("o", "search-agent", answers, web, model="local:other")
+    [a] = analyse([zero, search, control, other_model], ["zs", "web", "ctrl", "other"],
+                  resamples=2000)
+    assert [(c.search, c.zero_shot, c.backend, c.control) for c in a.regimes] == [
+        ("web", "zs", "searxng (http://127.0.0.1:8888)", False),
+        ("ctrl", "zs", "wikipedia (default)", True)]  # another model is not compared
+    manual, vote = a.regimes[0].rows
+    assert (manual.template, manual.n) == ("manual", 6)
+    assert manual.zero_shot == pytest.approx(2 / 5) and manual.search == pytest.approx(4 / 6)
+    assert manual.difference == pytest.approx(4 / 6 - 2 / 5)  # +0.267: the search helped
+    assert manual.ci is not None and manual.ci.low < manual.difference < manual.ci.high
+    assert vote.template == VOTE and vote.difference == pytest.approx(4 / 6 - 2 / 5)
+    # Control answers "no" everywhere: F1 0 against 2/5.
+    assert a.regimes[1].rows[0].difference == pytest.approx(-2 / 5)
+
+    html_path, md_path = write_report([zero, search, control], tmp_path)
+    md = md_path.read_text()
+    assert ("F1 of web minus zs (the paper's Figure 5; positive: the search helped), search "
+            "backend searxng (http://127.0.0.1:8888):") in md
+    assert "| manual | 6 | 0.400 | 0.667 | 0.267 [" in md
+    assert "control: unrelated summaries" in md and "| manual | 6 | 0.400 | 0.000 | -0.400" in md
+    html = html_path.read_text()
+    assert html.count('class="regimes"') == 2
+    assert 'class="search-backend">searxng (http://127.0.0.1:8888)<' in html
+    assert "F1 of the search agent minus zero-shot, by phrasing" in html
+
+
+def test_paired_bootstrap_of_the_difference_resamples_samples_together() -> None:
+    gold = ["yes"] * 10 + ["no"] * 10
+    zero = ["yes"] * 5 + ["no"] * 5 + ["yes"] * 3 + ["no"] * 7
+    search = ["yes"] * 8 + ["no"] * 2 + ["yes"] * 2 + ["no"] * 8
+    z = [Prediction(f"s{i}", g, p) for i, (g, p) in enumerate(zip(gold, zero, strict=True))]
+    s = [Prediction(f"s{i}", g, p) for i, (g, p) in enumerate(zip(gold, search, strict=True))]
+    d = f1_difference("manual", z, s, resamples=20_000)
+    # zero-shot: TP 5, FP 3, FN 5 -> 10/18; search: TP 8, FP 2, FN 2 -> 16/20.
+    assert d.difference == pytest.approx(16 / 20 - 10 / 18)
+    rng = np.random.default_rng(7)
+    g = np.array([x == "yes" for x in gold])
+    zy, sy = np.array([x == "yes" for x in zero]), np.array([x == "yes" for x in search])
+    idx = rng.integers(0, 20, size=(20_000, 20))
+
+    def f1(said: Any) -> Any:
+        tp = (g[idx] & said[idx]).sum(1)
+        return 2 * tp / (2 * tp + (~g[idx] & said[idx]).sum(1) + (g[idx] & ~said[idx]).sum(1))
+
+    low, high = np.quantile(f1(sy) - f1(zy), [0.025, 0.975])
+    assert d.ci is not None
+    assert d.ci.low == pytest.approx(low, abs=0.03) and d.ci.high == pytest.approx(high, abs=0.03)

@@ -28,6 +28,13 @@ Definitions (positive class ``yes``: the note is rated helpful / the edit is kep
   cost of choosing early is visible.
 * **Vote-count quartiles** (notes): F1 of the vote within each ``vote_quartile`` the loader
   assigned (quartiles of the ratings each note received).
+* **Search agent against zero-shot** (the paper's Figure 5): for a zero-shot run and a
+  search-agent run of the same model on the same data, per phrasing and for the vote, the F1
+  of each on the samples both answered and the difference *search agent minus zero-shot*, so a
+  positive value means the search helped, as in the paper's figure. Its interval is a paired
+  percentile bootstrap: the same resampled samples for both runs (10,000 resamples, fixed
+  seed). A search-agent run with ``control=true`` (unrelated summaries, the paper's Figure 9)
+  is compared the same way and marked as a control.
 """
 
 from __future__ import annotations
@@ -378,6 +385,120 @@ def deployment_simulation(per_template: Mapping[str, Sequence[Prediction]], *,
 # ----------------------------------------------------------------------------- report view
 
 
+def _f1_columns(gold: npt.NDArray[np.bool_], said: npt.NDArray[np.bool_]) -> FloatArray:
+    """F1 per row of aligned gold / said-yes matrices (NaN where undefined)."""
+    tp = (gold & said).sum(axis=-1).astype(np.float64)
+    fp = (~gold & said).sum(axis=-1).astype(np.float64)
+    fn = (gold & ~said).sum(axis=-1).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(2 * tp + fp + fn > 0, 2 * tp / (2 * tp + fp + fn), np.nan)
+
+
+@dataclass(frozen=True)
+class F1Difference:
+    """One phrasing's F1 under both regimes, on the samples both runs answered.
+
+    Attributes:
+        template: The phrasing, or :data:`VOTE`.
+        n: Samples answered by both runs.
+        zero_shot: F1 of the zero-shot run on them (``None`` when undefined).
+        search: F1 of the search-agent run on them.
+        difference: ``search - zero_shot`` (``None`` when either is undefined).
+        ci: Paired bootstrap interval of the difference.
+    """
+
+    template: str
+    n: int
+    zero_shot: float | None
+    search: float | None
+    difference: float | None
+    ci: Interval | None
+
+
+def f1_difference(template: str, zero_shot: Sequence[Prediction], search: Sequence[Prediction],
+                  *, confidence: float = 0.95, resamples: int = 10_000,
+                  seed: int = 0) -> F1Difference:
+    """F1 of ``search`` minus F1 of ``zero_shot`` on their common samples (see module doc)."""
+    mine = {p.sample_id: p for p in zero_shot}
+    pairs = [(mine[p.sample_id], p) for p in search if p.sample_id in mine]
+    if not pairs:
+        return F1Difference(template, 0, None, None, None, None)
+    gold = np.array([z.gold == POSITIVE for z, _ in pairs])
+    z_yes = np.array([z.predicted == POSITIVE for z, _ in pairs])
+    s_yes = np.array([s.predicted == POSITIVE for _, s in pairs])
+    f1_z, f1_s = (float(_f1_columns(gold, said)) for said in (z_yes, s_yes))
+    rng = np.random.default_rng(seed)
+    diffs = []
+    for start in range(0, resamples, 1000):  # in blocks: resamples x n booleans at once
+        idx = rng.integers(0, len(pairs), size=(min(1000, resamples - start), len(pairs)))
+        diffs.append(_f1_columns(gold[idx], s_yes[idx]) - _f1_columns(gold[idx], z_yes[idx]))
+    z_value = None if math.isnan(f1_z) else f1_z
+    s_value = None if math.isnan(f1_s) else f1_s
+    defined = z_value is not None and s_value is not None
+    return F1Difference(
+        template=template, n=len(pairs), zero_shot=z_value, search=s_value,
+        difference=f1_s - f1_z if defined else None,
+        ci=_interval(np.concatenate(diffs), confidence) if defined else None)
+
+
+@dataclass(frozen=True)
+class RegimeComparison:
+    """A search-agent run against a zero-shot run of the same model on the same data.
+
+    Attributes:
+        zero_shot: The zero-shot run's label.
+        search: The search-agent run's label.
+        backend: What the search agent searched (``searxng (URL)``, ``wikipedia (index)``).
+        control: Whether the search run showed an unrelated sample's summaries.
+        rows: Per phrasing (the paper's set first, in template order), then the vote.
+    """
+
+    zero_shot: str
+    search: str
+    backend: str
+    control: bool
+    rows: tuple[F1Difference, ...]
+
+
+def search_backend(results: RunResults) -> str:
+    """What a run's system searched, from its configuration; ``""`` when it searched nothing."""
+    config = results.info.config.get("system_config")
+    if not isinstance(config, Mapping) or "backend" not in config:
+        return ""
+    where = config.get("searxng_url") or config.get("index")
+    return f"{config['backend']} ({where})" if where else str(config["backend"])
+
+
+def _is_control(results: RunResults) -> bool:
+    config = results.info.config.get("system_config")
+    return isinstance(config, Mapping) and bool(config.get("control"))
+
+
+def regime_comparisons(members: Sequence[tuple[RunResults, str]], *,
+                       resamples: int = 10_000) -> list[RegimeComparison]:
+    """Every (zero-shot, search-agent) pair among ``members`` that share the model."""
+    out = []
+    for z, z_label in members:
+        if z.info.system != "zero-shot":
+            continue
+        z_preds = predictions_of(z)
+        for s, s_label in members:
+            if s.info.system != "search-agent" or s.info.model != z.info.model:
+                continue
+            s_preds = predictions_of(s)
+            templates = [t for t in z_preds if t in s_preds and t != VOTE]
+            rows = [f1_difference(t, z_preds[t], s_preds[t], resamples=resamples)
+                    for t in templates]
+            if VOTE in z_preds and VOTE in s_preds:
+                rows.append(f1_difference(VOTE, z_preds[VOTE], s_preds[VOTE],
+                                          resamples=resamples))
+            if rows:
+                out.append(RegimeComparison(zero_shot=z_label, search=s_label,
+                                            backend=search_backend(s), control=_is_control(s),
+                                            rows=tuple(rows)))
+    return out
+
+
 @dataclass(frozen=True)
 class RunMetrics:
     """One run's analysis: metrics per template and vote, per period, per quartile."""
@@ -401,6 +522,7 @@ class BenchmarkAnalysis:
         periods: Periods over all runs, in order.
         templates: Templates over all runs, then ``vote``.
         ranking: Configurations (``label · template``) ranked by F1 per period.
+        regimes: Search agent against zero-shot, per pair of runs (the paper's Figure 5).
     """
 
     benchmark: str
@@ -409,6 +531,7 @@ class BenchmarkAnalysis:
     periods: tuple[str, ...]
     templates: tuple[str, ...]
     ranking: RankingConsistency
+    regimes: tuple[RegimeComparison, ...] = ()
 
 
 def _dataset_of(results: RunResults) -> str:
@@ -458,6 +581,7 @@ def analyse(results: Sequence[RunResults], labels: Sequence[str], *,
         out.append(BenchmarkAnalysis(
             benchmark=benchmark, dataset=dataset, runs=tuple(runs), periods=tuple(periods),
             templates=(*templates, VOTE), ranking=ranking_consistency(f1),
+            regimes=tuple(regime_comparisons(members, resamples=resamples)),
         ))
     return out
 

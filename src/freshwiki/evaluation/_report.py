@@ -601,6 +601,7 @@ class ClassificationView:
     tau_chart: BarChart
     deployment_chart: BarChart
     quartile_chart: BarChart | None
+    regime_chart: BarChart | None = None
 
 
 def _classification_views(results: Sequence[RunResults],
@@ -627,6 +628,10 @@ def _classification_views(results: Sequence[RunResults],
                     deployed[(r.label, name)] = as_summary(metric, m.n, name)
         quartiles = {(q, r.label): as_summary(m.f1, m.n, q)
                      for r in a.runs for q, m in r.per_quartile.items()}
+        regimes = {(row.template, f"{c.search} − {c.zero_shot}"): GroupSummary(
+                       by=("template",), key=(row.template,), n=row.n, n_samples=row.n,
+                       mean=row.difference, ci=row.ci, label_counts={})
+                   for c in a.regimes for row in c.rows if row.difference is not None}
         title = a.benchmark + (f" ({Path(a.dataset).name})" if a.dataset else "")
         views.append(ClassificationView(
             analysis=a,
@@ -645,6 +650,11 @@ def _classification_views(results: Sequence[RunResults],
                 f"{title}: F1 of the majority vote by vote-count quartile",
                 sorted({q for r in a.runs for q in r.per_quartile}), runs, quartiles,
                 x_label="quartile") if any(r.per_quartile for r in a.runs) else None,
+            regime_chart=bar_chart(
+                f"{title}: F1 of the search agent minus zero-shot, by phrasing",
+                [row.template for row in a.regimes[0].rows],
+                [f"{c.search} − {c.zero_shot}" for c in a.regimes], regimes,
+                domain=(-1.0, 1.0)) if a.regimes else None,
         ))
     return views
 

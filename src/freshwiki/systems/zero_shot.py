@@ -3,8 +3,8 @@
 HelloFresh's first regime: the model classifies from the item alone (the note, the edit),
 with no search and no examples. It differs from ``vanilla`` in what it guarantees rather than
 in what it sends: decoding is always greedy and the answer is capped at ``max_tokens``
-(default 10; the task's own cap when smaller), so a chatty model cannot spend minutes
-explaining a one-word answer and every phrasing costs the same. The cap is in
+(default 15, the HelloFresh paper's cap; the task's own cap when smaller), so a chatty model
+cannot spend minutes explaining a one-word answer and every phrasing costs the same. The cap is in
 :meth:`ZeroShotSystem.describe`, so changing it starts a new run.
 """
 
@@ -20,7 +20,7 @@ from freshwiki.systems._options import SystemSetupError, read_options
 if TYPE_CHECKING:
     from freshwiki.config import Settings
 
-DEFAULTS: Mapping[str, Any] = {"max_tokens": 10}
+DEFAULTS: Mapping[str, Any] = {"max_tokens": 15}
 
 
 class ZeroShotSystem:
@@ -33,11 +33,11 @@ class ZeroShotSystem:
 
     name = "zero-shot"
 
-    def __init__(self, llm: LLM, *, max_tokens: int = 10) -> None:
+    def __init__(self, llm: LLM, *, max_tokens: int = 15) -> None:
         if max_tokens < 1:
             raise SystemSetupError(
                 f"system 'zero-shot': max_tokens must be at least 1, got {max_tokens}",
-                hint="pass e.g. --option max_tokens=10.")
+                hint="pass e.g. --option max_tokens=15.")
         self.llm = llm
         self.max_tokens = max_tokens
 

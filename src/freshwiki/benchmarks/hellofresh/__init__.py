@@ -9,9 +9,14 @@ Two benchmarks over living data, each a yes/no question per item, balanced per p
   balanced edits file (``freshwiki edits build``; default ``HOME/edits/balanced-week-seed0
   .jsonl``), period = the file's (ISO week by default).
 
-The positive class is ``yes`` (helpful / kept). Each item is asked with five hand-written
-phrasings, templates ``p1``..``p5`` (Jinja2 files in ``templates/notes`` and
-``templates/edits``), each asking for a one-word answer; the runner runs sample x template.
+The positive class is ``yes`` (helpful / kept). Each item is asked with the paper's five
+phrasings by default (:mod:`._prompts`): templates ``manual`` (our wording of the paper's
+question: is the post misleading and the note helpful; is the edit correct and should it be
+accepted) and ``r1``..``r4`` (rephrasings written by local models, stored with their authors
+in ``data/instructions.jsonl``), in the paper's layout (``templates/{kind}/paper.j2``). Our
+older phrasings ``p1``..``p5`` (predict the community's verdict; with editor type, edit
+summary and minor flag) are still there by name (``--templates p1,p2,p3,p4,p5``). The runner
+runs sample x template; answers are capped at 15 tokens (the paper's cap).
 The scorer ``hellofresh-correct`` parses the answer (:func:`parse_answer`: yes / no / none /
 blocked) and scores 1.0 when it equals the gold answer; its label is the parsed answer, from
 which ``freshwiki.evaluation`` computes precision, recall, F1, the majority vote over the five
@@ -52,6 +57,15 @@ from freshwiki.benchmarks.hellofresh._data import (
     wikipedia_url,
 )
 from freshwiki.benchmarks.hellofresh._parse import ANSWERS, Answer, is_blocked, parse_answer
+from freshwiki.benchmarks.hellofresh._prompts import (
+    INSTRUCTIONS_FILE,
+    OUR_TEMPLATES,
+    PAPER_TEMPLATES,
+    Instruction,
+    PromptDataError,
+    paper_instruction,
+    paper_instructions,
+)
 from freshwiki.llm import LLM
 from freshwiki.seams import Scorer
 from freshwiki.systems.search_agent import PROMPTS
@@ -66,8 +80,11 @@ def correct_scorer(judge: LLM | None) -> Scorer:
 __all__ = [
     "ANSWERS",
     "EDITS_FILE",
+    "INSTRUCTIONS_FILE",
     "MAX_NEW_TOKENS",
     "NOTES_FILE",
+    "OUR_TEMPLATES",
+    "PAPER_TEMPLATES",
     "POST_SITES",
     "PROMPTS",
     "SCORER",
@@ -76,7 +93,9 @@ __all__ = [
     "CorrectScorer",
     "DatasetError",
     "HelloFresh",
+    "Instruction",
     "Item",
+    "PromptDataError",
     "UnknownTemplateError",
     "control_partners",
     "correct_scorer",
@@ -86,6 +105,8 @@ __all__ = [
     "load_edit_items",
     "load_note_items",
     "notes_factory",
+    "paper_instruction",
+    "paper_instructions",
     "parse_answer",
     "quartile_labels",
     "wikipedia_url",

@@ -15,6 +15,11 @@ from freshwiki.benchmarks.hellofresh._data import (
     load_note_items,
 )
 from freshwiki.benchmarks.hellofresh._parse import parse_answer
+from freshwiki.benchmarks.hellofresh._prompts import (
+    OUR_TEMPLATES,
+    PAPER_TEMPLATES,
+    paper_instruction,
+)
 from freshwiki.errors import FreshwikiError
 from freshwiki.llm import Message
 from freshwiki.prompting import render_prompt
@@ -24,11 +29,11 @@ if TYPE_CHECKING:
     from freshwiki.config import Settings
     from freshwiki.llm import LLM
 
-TEMPLATES: Final[tuple[str, ...]] = ("p1", "p2", "p3", "p4", "p5")
-"""Five hand-written phrasings of the same yes/no question; the majority vote pools them."""
+TEMPLATES: Final[tuple[str, ...]] = (*PAPER_TEMPLATES, *OUR_TEMPLATES)
+"""Every phrasing: the paper's five (the default) and our older five (``p1``..``p5``)."""
 
-MAX_NEW_TOKENS: Final = 10
-"""Enough for "Yes", "No, because" or the opening of a refusal; the parse needs no more."""
+MAX_NEW_TOKENS: Final = 15
+"""The paper's cap (§5.2): enough for "Yes", "No, because" or the opening of a refusal."""
 
 SCORER: Final = "hellofresh-correct"
 
@@ -74,7 +79,10 @@ class CorrectScorer:
 
 
 class HelloFresh:
-    """Will this note be rated helpful / will this edit be kept? Asked five ways.
+    """Is the post misleading and the note helpful / is the edit correct? Asked five ways.
+
+    The default phrasings are the paper's (:data:`PAPER_TEMPLATES`); ``p1``..``p5`` are our
+    older ones, which ask for a prediction of the community's verdict instead.
 
     Attributes:
         name: ``hellofresh-notes`` or ``hellofresh-edits``.
@@ -84,8 +92,8 @@ class HelloFresh:
     """
 
     templates: tuple[str, ...] = TEMPLATES
-    default_templates: tuple[str, ...] = TEMPLATES
-    """All five: the majority vote and the deployment simulation need every phrasing."""
+    default_templates: tuple[str, ...] = PAPER_TEMPLATES
+    """The paper's five: the majority vote and the deployment simulation need every phrasing."""
 
     def __init__(self, name: str, kind: str, path: Path, items: Sequence[Item], *,
                  control_seed: int = 0, options: Mapping[str, Any] | None = None) -> None:
@@ -113,7 +121,7 @@ class HelloFresh:
         """``sample`` asked with phrasing ``template``; ``query`` is what a search starts from.
 
         Raises:
-            UnknownTemplateError: ``template`` is not p1..p5.
+            UnknownTemplateError: ``template`` is neither one of the paper's nor p1..p5.
             DatasetError: ``sample`` is not one of this benchmark's.
         """
         if template not in TEMPLATES:
@@ -123,8 +131,13 @@ class HelloFresh:
         if item is None:
             raise DatasetError(f"sample {sample.id!r} is not in {self.path}",
                                hint=f"render only samples that {self.name} yielded.")
-        prompt = render_prompt(f"benchmarks/hellofresh/templates/{self.kind}/{template}.j2",
-                               **item.fields)
+        if template in PAPER_TEMPLATES:
+            instruction = paper_instruction(self.kind, template).text
+            prompt = render_prompt(f"benchmarks/hellofresh/templates/{self.kind}/paper.j2",
+                                   **item.fields, instruction=instruction)
+        else:
+            prompt = render_prompt(f"benchmarks/hellofresh/templates/{self.kind}/{template}.j2",
+                                   **item.fields)
         return Task(sample=sample, template=template, messages=(Message.user(prompt),),
                     query=item.subject, max_tokens=MAX_NEW_TOKENS, temperature=0.0)
 

@@ -211,6 +211,8 @@ def load_note_items(path: Path, period: str = "month") -> list[Item]:
             "claims_misleading": note.classification.startswith("MISINFORMED"),
             "post": record.post_text,
             "date": note.created_at.date().isoformat(),
+            # The paper dates the post; without a posts file the note's date stands in.
+            "post_date": (record.post_date or note.created_at).date().isoformat(),
         }
         items.append(Item(id=f"note-{note.note_id}", input=text, subject=text, title="",
                           metadata=metadata, fields=fields))
