@@ -79,3 +79,11 @@ def test_a_sentence_adding_nothing_to_the_shown_lead_is_withheld() -> None:
     guard = SentenceGuard([])
     assert guard.feed("A liverwort from South Africa.") + guard.finish() == (
         "A liverwort from South Africa.")
+
+
+def test_a_citation_written_first_moves_to_the_end_of_its_sentence() -> None:
+    # Real composer output (fresh question set, 25 November).
+    guard = SentenceGuard(["More than two dozen tornadoes occurred, March 13-15, 2024"])
+    text = "[1] Two dozen tornadoes occurred during the March 13-15, 2024 outbreak. It hit Ohio."
+    assert guard.feed(text) + guard.finish() == (
+        "Two dozen tornadoes occurred during the March 13-15, 2024 outbreak [1]. It hit Ohio.")

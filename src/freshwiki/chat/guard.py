@@ -39,6 +39,25 @@ def _plain(sentence: str) -> str:
     return " ".join(re.findall(r"\w+", _MARKERS.sub(" ", sentence).lower()))
 
 
+_LEADING_MARKERS = re.compile(r"^(\s*)((?:\[[\d\s,;]+\]\s*)+)(?=\S)")
+
+
+def _markers_last(sentence: str) -> str:
+    """Citation markers a sentence begins with, moved to its end, where all others are.
+
+    The real composer once began a reply "[1] Two dozen tornadoes occurred ...".
+    """
+    match = _LEADING_MARKERS.match(sentence)
+    if match is None:
+        return sentence
+    markers = "".join(_MARKERS.findall(match.group(2)))
+    rest = sentence[match.end():]
+    body = rest.rstrip()
+    stop = body[-1] if body and body[-1] in ".!?" else ""
+    body = body[:-1] if stop else body
+    return f"{match.group(1)}{body} {markers}{stop}{rest[len(rest.rstrip()):]}"
+
+
 def pieces(text: str) -> list[str]:
     """``text`` cut where the guard cuts it ("David B. Kennedy" stays one sentence)."""
     out, start = [], 0
@@ -93,6 +112,7 @@ class SentenceGuard:
         self.removed: list[str] = []
 
     def _check(self, sentence: str) -> str:
+        sentence = _markers_last(sentence)
         numbers = numbers_in(_MARKERS.sub(" ", sentence))
         if (not numbers <= self.allowed or self._restates_refuted(sentence)
                 or _plain(sentence) in self._said or self._adds_nothing(sentence)):
