@@ -153,6 +153,21 @@ class Benchmark(Protocol):
         ...
 
 
+@runtime_checkable
+class ScopedTemplates(Protocol):
+    """A benchmark some of whose templates are asked of only some samples.
+
+    Optional beside :class:`Benchmark`: the runner asks ``applies`` for every sample x
+    template and leaves out the pairs it refuses, so they are neither answered nor counted as
+    missing. WikiContradict's templates 5.3 and 5.4 need hand-revised passages, which exist for
+    some questions only; rendering them for the others would only record failures.
+    """
+
+    def applies(self, sample: Sample, template: str) -> bool:
+        """Whether ``template`` is asked of ``sample``."""
+        ...
+
+
 Respond = Callable[[Task], Awaitable[Output]]
 """A system's :meth:`~freshwiki.systems.System.respond`, as a dialogue benchmark calls it."""
 

@@ -30,10 +30,11 @@ def _task(bench: WikiContradict, sample_id: str, template: str) -> Task:
     return bench.render(next(s for s in bench.samples() if s.id == sample_id), template)
 
 
-def _verdict(a1: bool, a2: bool, conflict: bool, preferred: bool) -> str:
+def _verdict(a1: bool, a2: bool, conflict: bool, preferred: bool, none: bool = False) -> str:
     return json.dumps({
         "answer1_given": a1, "answer2_given": a2,
         "conflict_acknowledged": conflict, "one_preferred": preferred,
+        "no_conflict_stated": none,
     })
 
 
@@ -48,6 +49,12 @@ async def test_checklists_become_labels_by_the_papers_rules(
         _verdict(False, False, True, False),
         _verdict(True, False, False, False),  # template 2: passage 1's answer alone
         _verdict(False, True, False, False),  # template 2: the other passage's answer
+        _verdict(True, True, False, False),  # template 2: both (no partial class there)
+        _verdict(False, True, False, False),  # template 1: one gold answer only
+        _verdict(True, True, True, False),  # 5.2: found and explained
+        _verdict(False, False, True, False),  # 5.2: found, not explained
+        _verdict(True, False, False, False, True),  # 5.4: says there is no conflict
+        _verdict(True, True, True, False, True),  # 5.4: says so, then claims one anyway
     ])
     scorer = load_scorer("wikicontradict-judge", llm)
     assert isinstance(scorer, JudgeScorer) and scorer.name == "wikicontradict-judge"
@@ -61,21 +68,38 @@ async def test_checklists_become_labels_by_the_papers_rules(
         "The passages conflict.",
     ]
     scores = [await scorer.score(both, Output(text=r)) for r in responses]
-    scores += [await scorer.score(one, Output(text=r)) for r in ("761.", "764.")]
+    scores += [await scorer.score(one, Output(text=r)) for r in ("761.", "764.", "761 or 764.")]
+    closed = _task(wikicontradict, "wc-044-q1", "1")
+    scores.append(await scorer.score(closed, Output(text="764 people survived.")))
+    find = _task(wikicontradict, "wc-044-q1", "5.2")
+    scores += [await scorer.score(find, Output(text=r)) for r in (
+        "Yes: passage 1 says 761 survived, passage 2 implies 764.", "Yes, they contradict.")]
+    revised = _task(wikicontradict, "wc-034-q1", "5.4")
+    scores += [await scorer.score(revised, Output(text=r)) for r in (
+        "No contradiction: both give 2 March 1881.", "No; but passage 2 says 3 March.")]
     assert [(s.label, s.value) for s in scores] == [
         ("correct", 1.0),
-        ("partially_correct", 0.5),
-        ("partially_correct", 0.5),
+        ("partially_correct", 0.0),
+        ("partially_correct", 0.0),
         ("incorrect", 0.0),
+        ("incorrect", 0.0),
+        ("correct", 1.0),
+        ("incorrect", 0.0),
+        ("incorrect", 0.0),
+        ("partially_correct", 0.0),
+        ("correct", 1.0),
         ("incorrect", 0.0),
         ("correct", 1.0),
         ("incorrect", 0.0),
     ]
     assert scores[0].explanation == (
-        "answer1_given=true; answer2_given=true; conflict_acknowledged=true; one_preferred=false"
+        "answer1_given=true; answer2_given=true; conflict_acknowledged=true; "
+        "one_preferred=false; no_conflict_stated=false"
     )
-    assert scores[0].data["mode"] == "both" and scores[0].data["judge_model"] == "scripted"
-    assert scores[5].data["mode"] == "passage1" and scores[5].data["answer1_given"] is True
+    assert scores[0].data["rule"] == "both_answers" and scores[0].data["judge_model"] == "scripted"
+    assert scores[5].data["rule"] == "one_answer" and scores[5].data["answer1_given"] is True
+    assert [s.data["rule"] for s in scores[9:]] == ["detect", "detect", "no_conflict",
+                                                    "no_conflict"]
 
     first = backend.requests[0]
     assert first.params.json_schema == JUDGE_SCHEMA
@@ -91,6 +115,10 @@ async def test_checklists_become_labels_by_the_papers_rules(
         "Answer 2: 764\n"
         "Response: The passages conflict: 761 or 764 survivors."
     )
+    # on revised passages the judge sees the kept answer first and the dropped one second
+    assert backend.requests[-1].messages[-1].content.startswith(
+        "Question: What day did Karl Weyprecht die?\nAnswer 1: 2 March 1881\n"
+        "Answer 2: 3 March 1881\n")
 
 
 async def test_malformed_judge_output_is_an_error(
@@ -99,7 +127,8 @@ async def test_malformed_judge_output_is_an_error(
     # a reply outside the schema, and the one repair attempt fails too
     llm, backend = _judge(tmp_path, [
         json.dumps({"answer1_given": "yes", "answer2_given": True,
-                    "conflict_acknowledged": True, "one_preferred": False}),
+                    "conflict_acknowledged": True, "one_preferred": False,
+                    "no_conflict_stated": False}),
         "I think it is correct.",
     ])
     with pytest.raises(LLMOutputError):

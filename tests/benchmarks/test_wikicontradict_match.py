@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from freshwiki.benchmarks import Output, Sample, Task, load_scorer
 from freshwiki.benchmarks.wikicontradict import (
+    TEMPLATES,
+    Facts,
     MatchScorer,
     WikiContradict,
+    classify,
     match_response,
     normalize,
 )
 from freshwiki.benchmarks.wikicontradict._match import (
     answer_key,
-    classify,
     conflict_cue,
     key_present,
+    no_conflict_cue,
     preference_cue,
 )
 from freshwiki.errors import FreshwikiError
@@ -103,30 +108,82 @@ def test_conflict_and_preference_cues() -> None:
     assert preference_cue("It is unclear which is correct.") is None
 
 
+def test_no_conflict_cues() -> None:
+    assert no_conflict_cue("No, the passages do not contradict each other.") == (
+        "not contradict")
+    assert no_conflict_cue("There is no contradiction: both say 1934.") == "no contradiction"
+    assert no_conflict_cue("Both passages are consistent with each other.") == "consistent"
+    assert no_conflict_cue("The passages agree on the date.") == "agree"
+    # negated agreement, "inconsistent" and "disagree" are claims of a conflict, not of none
+    assert no_conflict_cue("The passages do not agree on the date.") is None
+    assert no_conflict_cue("The passages are inconsistent.") is None
+    assert no_conflict_cue("The passages disagree.") is None
+    # a negation about something else, too far from the conflict word, does not count
+    assert no_conflict_cue("Passage 1 says the grooves did not form in a single event, which "
+                           "contradicts passage 2.") is None
+
+
+# The paper's rules (section 3.4, Table 2), one row per case, written from its text:
+# (template, answer 1 given, answer 2 given, conflict, preference, says no conflict, label)
+RULES = [
+    # templates 1, 4, 5, 5.1: both answers + contradiction, no preference -> correct
+    ("4", True, True, True, False, False, "correct"),
+    ("4", True, True, True, True, False, "partially_correct"),  # a preference
+    ("4", True, True, False, False, False, "incorrect"),  # merged as if both were true
+    ("4", True, False, True, False, False, "partially_correct"),  # one answer only
+    ("4", False, True, False, False, False, "partially_correct"),
+    ("4", False, False, True, False, False, "incorrect"),  # conflict named, no answer
+    ("5", True, True, True, False, False, "correct"),
+    ("5.1", False, True, False, True, False, "partially_correct"),
+    # template 1: the gold list is still both answers, so one answer is only partial
+    ("1", False, True, False, False, False, "partially_correct"),
+    ("1", True, True, True, False, False, "correct"),
+    ("1", True, True, False, False, False, "incorrect"),
+    ("1", False, False, False, False, False, "incorrect"),
+    # templates 2 and 3: correct or incorrect only; the other passage's answer spoils it
+    ("2", True, False, False, False, False, "correct"),
+    ("2", True, True, False, False, False, "incorrect"),
+    ("2", False, True, False, False, False, "incorrect"),
+    ("3", False, True, False, False, False, "correct"),
+    ("3", True, False, False, False, False, "incorrect"),
+    ("3", True, True, True, False, False, "incorrect"),
+    # 5.3 (revised passages): the kept answer (target 1), not the dropped one
+    ("5.3", True, False, False, False, False, "correct"),
+    ("5.3", True, False, True, False, False, "correct"),  # a wrong hedge adds no answer
+    ("5.3", True, True, True, False, False, "incorrect"),
+    ("5.3", False, True, False, False, False, "incorrect"),
+    # 5.2: the contradiction found and explained by what each passage says
+    ("5.2", True, True, True, False, False, "correct"),
+    ("5.2", True, True, True, True, False, "correct"),  # a preference does not undo it
+    ("5.2", False, False, True, False, False, "incorrect"),  # found, not explained
+    ("5.2", True, False, True, False, False, "incorrect"),
+    ("5.2", True, True, False, False, True, "incorrect"),  # says there is none
+    ("5.2", True, True, True, False, True, "incorrect"),  # says both
+    # 5.4 (revised passages): says there is no contradiction, and does not claim one
+    ("5.4", True, False, False, False, True, "correct"),
+    ("5.4", False, False, False, False, True, "correct"),
+    ("5.4", True, False, False, False, False, "incorrect"),  # never says either way
+    ("5.4", True, True, True, False, True, "incorrect"),  # makes one up after all
+    ("5.4", True, True, True, False, False, "incorrect"),
+]
+
+
 @pytest.mark.parametrize(
-    ("mode", "found1", "found2", "conflict", "preference", "label"),
-    [
-        ("both", True, True, True, False, "correct"),
-        ("both", True, True, True, True, "partially_correct"),
-        ("both", True, True, False, False, "incorrect"),  # merged as if both were true
-        ("both", True, False, True, False, "partially_correct"),
-        ("both", False, True, False, False, "partially_correct"),
-        ("both", False, False, True, False, "incorrect"),
-        ("passage1", True, False, False, False, "correct"),
-        ("passage1", True, True, False, False, "partially_correct"),
-        ("passage1", False, True, False, False, "incorrect"),
-        ("passage2", False, True, False, False, "correct"),
-        ("passage2", True, False, False, False, "incorrect"),
-        ("closed_book", False, True, False, False, "correct"),
-        ("closed_book", True, True, False, False, "partially_correct"),
-        ("closed_book", True, True, True, False, "correct"),
-        ("closed_book", False, False, False, False, "incorrect"),
-    ],
-)
-def test_label_rules(
-    mode: str, found1: bool, found2: bool, conflict: bool, preference: bool, label: str
+    ("template", "found1", "found2", "conflict", "preference", "none", "label"), RULES)
+def test_label_rules_per_template(
+    template: str, found1: bool, found2: bool, conflict: bool, preference: bool, none: bool,
+    label: str,
 ) -> None:
-    assert classify(mode, found1, found2, conflict, preference) == label  # type: ignore[arg-type]
+    facts = Facts(found1, found2, conflict, preference, none)
+    assert classify(TEMPLATES[template], facts) == label
+
+
+def test_two_class_templates_never_give_partial_credit() -> None:
+    facts = [Facts(*bits) for bits in itertools.product((False, True), repeat=5)]
+    for template, spec in TEMPLATES.items():
+        labels = {classify(spec, f) for f in facts}
+        expected = 3 if template in ("1", "4", "5", "5.1") else 2
+        assert len(labels) == expected and set(spec.classes) == labels, template
 
 
 def test_yes_no_question_answered_by_attribution() -> None:
@@ -135,13 +192,14 @@ def test_yes_no_question_answered_by_attribution() -> None:
         "Passage 1 says flowing water will not be a breeding spot, while passage 2 says it "
         "can also breed in running water."
     )
-    assert match_response("both", q, a1, a2, prose).label == "correct"
+    both_rule = TEMPLATES["4"]
+    assert match_response(both_rule, q, a1, a2, prose).label == "correct"
     # "no" inside a phrase is not the answer No; stating a conflict alone names neither side
     vague = "The passages conflict, so no definite answer can be given."
-    assert match_response("both", q, a1, a2, vague).label == "incorrect"
-    assert match_response("both", q, a1, a2, "No, it cannot.").label == "partially_correct"
+    assert match_response(both_rule, q, a1, a2, vague).label == "incorrect"
+    assert match_response(both_rule, q, a1, a2, "No, it cannot.").label == "partially_correct"
     both = "One passage says yes, the other says no."
-    assert match_response("both", q, a1, a2, both).label == "correct"
+    assert match_response(both_rule, q, a1, a2, both).label == "correct"
 
 
 def _task(bench: WikiContradict, sample_id: str, template: str) -> Task:
@@ -160,7 +218,7 @@ async def test_scorer_on_real_tasks(wikicontradict: WikiContradict) -> None:
     assert score.data["answer1"] is True and score.data["answer2"] is True
     assert score.data["conflict"] == "differ"
     score = await scorer.score(both, Output(text="He is 6 ft 9 in (2.06 m) tall."))
-    assert (score.label, score.value) == ("partially_correct", 0.5)
+    assert (score.label, score.value) == ("partially_correct", 0.0)
     assert "answer 1 missing" in score.explanation
     only_a = _task(wikicontradict, "wc-015-q1", "2")
     score = await scorer.score(only_a, Output(text="He is 6 ft 9 in (2.06 m) tall."))
@@ -168,10 +226,16 @@ async def test_scorer_on_real_tasks(wikicontradict: WikiContradict) -> None:
     only_b = _task(wikicontradict, "wc-015-q1", "3")
     score = await scorer.score(only_b, Output(text="He is 6 ft 9 in (2.06 m) tall."))
     assert score.label == "correct"
-    score = await scorer.score(
-        _task(wikicontradict, "wc-015-q1", "1"), Output(text="")
-    )
+    # template 2 with the other passage's figure added: the paper has no partial class here
+    score = await scorer.score(only_a, Output(text="He is 6 ft 8 in, or 6 ft 9 in by some "
+                                                   "accounts."))
+    assert (score.label, score.value) == ("incorrect", 0.0)
+    closed = _task(wikicontradict, "wc-015-q1", "1")
+    score = await scorer.score(closed, Output(text=""))
     assert score.label == "incorrect"
+    # closed book, one of the two gold answers: partially correct (was "correct" before)
+    score = await scorer.score(closed, Output(text="Tyler Mane is 6 ft 9 in tall."))
+    assert (score.label, score.data["rule"]) == ("partially_correct", "both_answers")
 
 
 async def test_scorer_refuses_a_sample_without_two_answers() -> None:
@@ -179,3 +243,41 @@ async def test_scorer_refuses_a_sample_without_two_answers() -> None:
                 query="q?")
     with pytest.raises(FreshwikiError, match="sample x has 1 gold answers"):
         await MatchScorer().score(task, Output(text="a"))
+
+
+async def test_detection_templates_on_real_and_revised_tasks(
+    wikicontradict: WikiContradict,
+) -> None:
+    # wc-034-q1: "What day did Karl Weyprecht die?" -- 2 March 1881 vs 3 March 1881; the
+    # shipped revision changes passage 2 to 2 March, so 5.3 / 5.4 keep answer 1.
+    scorer = MatchScorer()
+    find = _task(wikicontradict, "wc-034-q1", "5.2")
+    cases_52 = [
+        ("Yes, they contradict each other: passage 1 gives 2 March 1881 as the day he died, "
+         "passage 2 gives 3 March 1881.", "correct"),
+        ("Yes, the passages contradict each other.", "incorrect"),  # not explained
+        ("No, they do not contradict each other; he died on 2 March 1881.", "incorrect"),
+    ]
+    for text, label in cases_52:
+        assert (await scorer.score(find, Output(text=text))).label == label, text
+    revised = _task(wikicontradict, "wc-034-q1", "5.4")
+    assert revised.sample.targets == ("2 March 1881", "3 March 1881")
+    cases_54 = [
+        ("No. Both passages say he died on 2 March 1881, so there is no contradiction.",
+         "correct"),
+        ("The passages are consistent: he died on 2 March 1881.", "correct"),
+        ("Yes: passage 1 says 2 March while passage 2 contradicts it.", "incorrect"),
+        ("He died on 2 March 1881.", "incorrect"),  # never says whether they conflict
+    ]
+    for text, label in cases_54:
+        assert (await scorer.score(revised, Output(text=text))).label == label, text
+    answer = _task(wikicontradict, "wc-034-q1", "5.3")
+    assert (await scorer.score(answer, Output(text="He died on 2 March 1881."))).label == (
+        "correct")
+    assert (await scorer.score(answer, Output(text="He died on 3 March 1881."))).label == (
+        "incorrect")
+    # the yes/no twin keeps "Yes" (he did die on 2 March) after the revision
+    yes_no = _task(wikicontradict, "wc-034-q2", "5.3")
+    assert yes_no.sample.targets == ("Yes", "No")
+    assert (await scorer.score(yes_no, Output(text="Yes, he died on 2 March 1881."))).label == (
+        "correct")

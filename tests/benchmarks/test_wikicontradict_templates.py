@@ -45,6 +45,11 @@ def test_each_template_shows_the_right_passages(wikicontradict: WikiContradict) 
     sample = _sample(wikicontradict, "wc-034-q1")
     a, b = "Austro-Hungarian explorer", "Died 3 March 1881 (aged 42)"
     shown = {t: wikicontradict.render(sample, t).messages[0].content for t in TEMPLATES}
+    # 5.3 and 5.4 show the revised passages: the infobox's death date now agrees (2 March)
+    for t in ("5.3", "5.4"):
+        assert a in shown[t] and "Died 2 March 1881 (aged 42)" in shown[t] and b not in shown[t]
+    assert shown["5.3"].split("Passage 1")[0] == shown["5"].split("Passage 1")[0]
+    assert shown["5.4"].split("Passage 1")[0] == shown["5.2"].split("Passage 1")[0]
     assert a not in shown["1"] and b not in shown["1"]
     assert a in shown["2"] and b not in shown["2"]
     assert b in shown["3"] and a not in shown["3"]
@@ -56,7 +61,7 @@ def test_each_template_shows_the_right_passages(wikicontradict: WikiContradict) 
     assert shown["5.1"].startswith(shown["5"].split("\n")[0])
     assert 'Passage 1 (Wikipedia, "Karl Weyprecht"): Died 3 March' in shown["5.1"]
     assert "may contradict each other" not in shown["4"]
-    assert "contradict each other on the question" in shown["5.2"]
+    assert "Do the passages contradict each other on what the question asks?" in shown["5.2"]
     for text in shown.values():
         assert "What day did Karl Weyprecht die?" in text
 
@@ -64,15 +69,21 @@ def test_each_template_shows_the_right_passages(wikicontradict: WikiContradict) 
 def test_every_template_renders_for_every_sample(wikicontradict: WikiContradict) -> None:
     files = {f"benchmarks/wikicontradict/templates/{spec.file}" for spec in TEMPLATES.values()}
     assert files <= set(list_prompts())
+    asked = 0
     for sample in wikicontradict.samples():
         for template in wikicontradict.templates:
+            if not wikicontradict.applies(sample, template):
+                continue
+            asked += 1
             content = wikicontradict.render(sample, template).messages[0].content
             assert sample.input in content and "{{" not in content
+    # 7 templates for all 253 questions, 5.3 and 5.4 for the 40 revised ones
+    assert asked == 7 * 253 + 2 * 40
 
 
 def test_benchmark_declarations(wikicontradict: WikiContradict) -> None:
     assert wikicontradict.name == "wikicontradict"
-    assert wikicontradict.templates == ("1", "2", "3", "4", "5", "5.1", "5.2")
+    assert wikicontradict.templates == ("1", "2", "3", "4", "5", "5.1", "5.2", "5.3", "5.4")
     assert set(wikicontradict.default_templates) <= set(wikicontradict.templates)
     first = next(wikicontradict.samples())
     for key in wikicontradict.breakdowns:

@@ -29,7 +29,8 @@ def eval_command(
         help="Comma-separated template ids, e.g. 4,5 (default: the benchmark's).")] = None,
     limit: Annotated[int | None, typer.Option(help="Only the first N samples.")] = None,
     judge: Annotated[str | None, typer.Option(
-        help="Judge model spec, or 'none' (default: the configured model).")] = None,
+        help="Judge model spec, or 'none' (default: another installed model than the "
+        "system's, else the system's own).")] = None,
     scorer: Annotated[list[str] | None, typer.Option(
         "--scorer", help="Scorer name, repeatable (default: the benchmark's scorers).")] = None,
     option: Annotated[list[str] | None, typer.Option(

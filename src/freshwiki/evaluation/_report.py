@@ -29,6 +29,12 @@ import jinja2
 from freshwiki import __version__
 from freshwiki.errors import FreshwikiError
 from freshwiki.evaluation._classification import VOTE, BenchmarkAnalysis, analyse, as_summary
+from freshwiki.evaluation._contradiction import (
+    SHORT,
+    TYPE_HEADINGS,
+    TYPES,
+    contradiction_tables,
+)
 from freshwiki.evaluation._stats import (
     Accounting,
     Agreement,
@@ -43,7 +49,7 @@ from freshwiki.evaluation._stats import (
     paired_comparison,
     summarize,
 )
-from freshwiki.evaluation._types import FailedItem, RunResults, ScoredItem
+from freshwiki.evaluation._types import FailedItem, RunInfo, RunResults, ScoredItem
 
 ATTRIBUTION = "Text from Wikipedia, CC BY-SA 4.0."
 HTML_NAME = "report.html"
@@ -66,6 +72,8 @@ CAP_HALF_WIDTH = 4.0
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442")
 POOLED_COLOUR = "#999999"
 
+_TYPE_TITLES = {"all": "All instances", "explicit": "Explicit contradictions",
+                "implicit": "Implicit contradictions"}
 _MAX_INFERRED_VALUES = 6
 _EXAMPLES_PER_LABEL = 3
 _EXAMPLE_CHARS = 800
@@ -288,6 +296,7 @@ class RunView:
     anchor: str
     headline: Headline
     header: tuple[tuple[str, str], ...]
+    judge: str
     config_json: str
     breakdowns: tuple[str, ...]
     scorers: tuple[str, ...]
@@ -467,7 +476,7 @@ def _run_view(results: RunResults, label: str, by: Sequence[str] | None) -> RunV
         natural_key(f.sample_id), natural_key(f.template), f.stage))[:_FAILURE_ROWS])
     header = (
         ("run id", info.run_id), ("benchmark", info.benchmark), ("system", info.system),
-        ("model", info.model), ("code version", info.code_version),
+        ("model", info.model), ("judge", judge_line(info)), ("code version", info.code_version),
         *((f"model hash: {name}", value) for name, value in sorted(info.model_hashes.items())),
         ("created", info.created_at.isoformat(timespec="seconds")),
         ("last result", info.updated_at.isoformat(timespec="seconds")),
@@ -482,6 +491,7 @@ def _run_view(results: RunResults, label: str, by: Sequence[str] | None) -> RunV
                                            if a.scorer == primary and a.template is None),
                                           None)),
         header=header,
+        judge=judge_line(info),
         config_json=json.dumps(info.config, indent=2, sort_keys=True, default=str),
         breakdowns=breakdowns, scorers=tuple(scorers), templates=templates,
         n_samples=len({i.sample_id for i in items}), tables=tuple(tables),
@@ -491,6 +501,21 @@ def _run_view(results: RunResults, label: str, by: Sequence[str] | None) -> RunV
         accounting=accounting, warnings=warnings,
         examples=tuple((s, _examples([i for i in items if i.scorer == s])) for s in scorers),
     )
+
+
+def judge_line(info: RunInfo) -> str:
+    """Who judged the run, and a plain warning when it was the model under test.
+
+    Compared by model identity (the weights' hash, or server and model name), not by spec, so
+    a named model and a path to the same file count as one model.
+    """
+    judge = info.model_hashes.get("judge")
+    if judge is None:
+        return "none"
+    spec = info.config.get("judge_spec") or judge
+    if judge == info.model_hashes.get("model"):
+        return f"{spec}: the model under test, grading its own answers"
+    return str(spec)
 
 
 def _accounting(results: RunResults, scorers: Sequence[str], templates: Sequence[str],
@@ -716,6 +741,12 @@ def write_report(results: Sequence[RunResults], out_dir: Path | str, *,
     benchmarks = sorted({r.info.benchmark for r in results})
     context = {
         "classification": _classification_views(results, [v.label for v in views]),
+        "contradiction": contradiction_tables(results, [v.label for v in views]),
+        "types": TYPES,
+        "headings": TYPE_HEADINGS,
+        "long": _TYPE_TITLES,
+        "short": SHORT,
+        "labels": tuple(SHORT),
         "title": f"freshwiki report: {', '.join(benchmarks)}",
         "runs": views,
         "comparisons": comparisons,

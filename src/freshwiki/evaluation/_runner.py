@@ -14,7 +14,12 @@ For each sample x template of the work set the runner responds unless an output 
 committed, commits the output at once, then runs each scorer whose score is not yet
 committed and commits each score at once (:class:`~freshwiki.evaluation._store.ResultsStore`
 makes every commit exactly-once). Re-running the same command therefore continues where it
-stopped; a killed process loses at most the items in flight.
+stopped; a killed process loses at most the items in flight. A benchmark that asks some
+templates of only some samples (:class:`~freshwiki.benchmarks.ScopedTemplates`) has the other
+pairs left out of the work set altogether.
+
+Judge: unless the user names one, the judge is another model than the one under test when one
+is installed (:mod:`~freshwiki.evaluation._judge_choice`).
 
 Concurrency: the LLM client already bounds calls per backend; the runner also bounds items
 in flight (default: twice the model client's concurrency, so the next prompt is ready the
@@ -70,6 +75,7 @@ from freshwiki.benchmarks import (
     Dialogue,
     Output,
     Sample,
+    ScopedTemplates,
     Scorer,
     Task,
     load_benchmark,
@@ -78,6 +84,7 @@ from freshwiki.benchmarks import (
 from freshwiki.config import Settings, load_settings
 from freshwiki.errors import FreshwikiError
 from freshwiki.evaluation._fingerprint import fingerprint, module_names
+from freshwiki.evaluation._judge_choice import default_judge
 from freshwiki.evaluation._stats import failed_keys
 from freshwiki.evaluation._store import ResultsStore, default_results_path, work_set_items
 from freshwiki.evaluation._types import FailedItem, RunInfo
@@ -471,7 +478,9 @@ async def evaluate(
             (sample.id, template, n) in done_scores for n in names
         )
 
-    work = [(i, s, t) for i, s in enumerate(samples) for t in chosen_templates]
+    scoped = benchmark if isinstance(benchmark, ScopedTemplates) else None
+    work = [(i, s, t) for i, s in enumerate(samples) for t in chosen_templates
+            if scoped is None or scoped.applies(s, t)]
     pending = [(i, s, t) for i, s, t in work if not complete(s, t)]
     already_done = len(work) - len(pending)
     counts = _Counts()
@@ -552,7 +561,8 @@ async def evaluate(
         if progress is not None:
             progress.stop()
 
-    return _summarise(store, run_id, samples, chosen_templates, names, already_done, counts)
+    return _summarise(store, run_id, samples, chosen_templates, names, already_done, counts,
+                      [(s, t) for _, s, t in work])
 
 
 def _placeholder_time() -> dt.datetime:
@@ -584,6 +594,7 @@ def _summarise(
     scorers: Sequence[str],
     already_done: int,
     counts: _Counts,
+    pairs: Sequence[tuple[Sample, str]],
 ) -> RunSummary:
     results = store.load_run(run_id)
     ids = [s.id for s in samples]
@@ -605,18 +616,19 @@ def _summarise(
     done_outputs = store.done_outputs(run_id)
     done_scores = store.done_scores(run_id)
     complete = sum(
-        1 for s in samples for t in templates
+        1 for s, t in pairs
         if (s.id, t) in done_outputs and all((s.id, t, n) in done_scores for n in scorers)
     )
     return RunSummary(
-        info=results.info, items=len(samples) * len(templates), already_done=already_done,
+        info=results.info, items=len(pairs), already_done=already_done,
         complete=complete, new_outputs=counts.outputs, new_scores=counts.scores,
         new_failures=counts.failures, failures=failures, means=tuple(means),
     )
 
 
 DEFAULT_JUDGE = "default"
-"""``judge=DEFAULT_JUDGE`` means the configured default model (``settings.model``)."""
+"""``judge=DEFAULT_JUDGE`` means another model than the one under test when one is installed
+(:func:`~freshwiki.evaluation._judge_choice.default_judge`), else the model under test."""
 
 
 async def run_evaluation(
@@ -649,8 +661,10 @@ async def run_evaluation(
         benchmark: A registered benchmark name, or a benchmark object.
         system: A registered system name.
         model: Model spec of the system (default: ``settings.model``).
-        judge: Judge model spec; ``"default"`` is ``settings.model``; ``None`` or ``"none"``
-            runs without a judge (scorers that need one are left out).
+        judge: Judge model spec; ``"default"`` picks one (the configured model, or the
+            strongest other installed one, whichever is not the model under test; the model
+            under test only when nothing else is installed); ``None`` or ``"none"`` runs
+            without a judge (scorers that need one are left out).
         templates: Template ids (default: the benchmark's defaults).
         limit: Only the first ``limit`` samples.
         scorers: Scorer names (default: the benchmark's scorers for this judge).
@@ -669,7 +683,13 @@ async def run_evaluation(
     bench = (load_benchmark(benchmark, settings, benchmark_options)
              if isinstance(benchmark, str) else benchmark)
     model_spec = model or settings.model
-    judge_spec = settings.model if judge == DEFAULT_JUDGE else judge
+    judge_spec = judge
+    if judge == DEFAULT_JUDGE:
+        choice = default_judge(model_spec, settings)
+        judge_spec = choice.spec
+        if console is not None:
+            console.print(f"judge: {choice.spec} ({choice.reason}; --judge to choose)",
+                          markup=False, highlight=False)
     if judge_spec is not None and judge_spec.strip().lower() == "none":
         judge_spec = None
     llm = open_llm(model_spec, settings=settings, cache=cache)

@@ -36,12 +36,17 @@ Also in the metadata: ``question_type`` (yes_no when both answers are Yes/No, el
 the paper's 133 Yes/No questions), ``tag`` (the template name, e.g. "Inconsistent"),
 ``tag_date``, ``tag_reason``, ``title``, ``url``, ``item`` and ``question_number``.
 
-Templates: see ``_templates`` (1, 2, 3, 4, 5, 5.1, 5.2; greedy decoding, 250 new tokens).
+Templates: see ``_templates`` (1, 2, 3, 4, 5, 5.1, 5.2, 5.3, 5.4; greedy decoding, 250 new
+tokens). 5.3 and 5.4 run on conflict-free revisions of the passages (``_revisions``; the
+shipped ones in ``data/revisions.jsonl`` cover 40 questions), and only on revised questions
+(:meth:`WikiContradict.applies`).
 
 Scorers, reported side by side: ``wikicontradict-judge`` (an LLM reads the response and fills
 in a checklist, see ``_judge``) and ``wikicontradict-match`` (deterministic, see ``_match``).
-Both apply the paper's definitions per template and give ``correct`` (1.0),
-``partially_correct`` (0.5) or ``incorrect`` (0.0). ``benchmarks/wikicontradict_judge.py``
+Both apply the paper's rules for the template (in ``_templates``) and give ``correct``,
+``partially_correct`` (templates 1, 4, 5, 5.1 only) or ``incorrect``; the score value is 1 for
+correct and 0 otherwise, so a mean is the paper's share of correct answers, and reports add
+the share of each class (the paper's Tables 2 and 5). ``experiments/wikicontradict_judge.py``
 measures both against the human labels below.
 
 Human labels. Agreement with people is measured on a JSONL file, one object per line::
@@ -88,13 +93,26 @@ from freshwiki.benchmarks.wikicontradict._judge import (
 )
 from freshwiki.benchmarks.wikicontradict._labels import LABELS, VALUES, Label
 from freshwiki.benchmarks.wikicontradict._match import (
+    Facts,
     MatchResult,
     MatchScorer,
+    classify,
     match_response,
     normalize,
 )
+from freshwiki.benchmarks.wikicontradict._revisions import (
+    NO_REVISIONS,
+    Edit,
+    Revision,
+    Revisions,
+    RevisionsError,
+    builtin_revisions,
+    load_revisions,
+    revised_samples,
+)
 from freshwiki.benchmarks.wikicontradict._templates import (
     TEMPLATES,
+    Rule,
     TemplateSpec,
     UnknownTemplateError,
     template_spec,
@@ -108,6 +126,7 @@ def match_scorer(judge: LLM | None) -> Scorer:
     del judge
     return MatchScorer()
 
+
 __all__ = [
     "CHECKLIST",
     "DATASET_FILE",
@@ -115,32 +134,43 @@ __all__ = [
     "JUDGE_SCHEMA",
     "LABELS",
     "MAX_NEW_TOKENS",
+    "NO_REVISIONS",
     "TEMPLATES",
     "VALUES",
     "ClassScores",
     "DatasetError",
+    "Edit",
+    "Facts",
     "HumanLabel",
     "HumanLabelsError",
     "JudgeScorer",
     "Label",
     "MatchResult",
     "MatchScorer",
+    "Revision",
+    "Revisions",
+    "RevisionsError",
+    "Rule",
     "TemplateSpec",
     "UnknownTemplateError",
     "WikiContradict",
     "builtin_human_labels",
+    "builtin_revisions",
+    "classify",
     "clean_passage",
     "cohens_kappa",
     "confusion_matrix",
     "judge_messages",
     "judge_scorer_factory",
     "load_human_labels",
+    "load_revisions",
     "load_wikicontradict",
     "match_response",
     "match_scorer",
     "normalize",
     "percent_agreement",
     "precision_recall_f1",
+    "revised_samples",
     "template_spec",
     "wikicontradict_benchmark",
 ]

@@ -14,6 +14,14 @@ from freshwiki.benchmarks.wikicontradict._data import (
 )
 from freshwiki.benchmarks.wikicontradict._judge import JudgeScorer
 from freshwiki.benchmarks.wikicontradict._match import MatchScorer
+from freshwiki.benchmarks.wikicontradict._revisions import (
+    NO_REVISIONS,
+    Revisions,
+    RevisionsError,
+    builtin_revisions,
+    load_revisions,
+    revised_samples,
+)
 from freshwiki.benchmarks.wikicontradict._templates import TEMPLATES, template_spec
 from freshwiki.llm import Message
 from freshwiki.prompting import render_prompt
@@ -25,7 +33,6 @@ if TYPE_CHECKING:
 
 DATASET_FILE = Path("wikicontradict") / "wikicontradict.json"
 """Where the dataset sits inside ``Settings.data_dir``."""
-"""Where the dataset sits beside a checkout, relative to the working directory."""
 
 MAX_NEW_TOKENS = 250
 """The paper's generation cap (greedy decoding)."""
@@ -34,9 +41,15 @@ MAX_NEW_TOKENS = 250
 class WikiContradict:
     """WikiContradict (Hou et al., 2024): 253 questions over contradictory Wikipedia passages.
 
+    Templates 5.3 and 5.4 show conflict-free revisions of the passages, which exist only for
+    some questions (``revisions``); :meth:`applies` tells the runner which, so a run of those
+    templates covers exactly the revised questions among the samples it takes.
+
     Attributes:
         path: The dataset file the samples came from.
         sha256: Its content hash, so a run records exactly which data it used.
+        revisions: The passage revisions for 5.3 / 5.4 (default: the shipped ones;
+            :data:`NO_REVISIONS`: none, so those templates apply to no sample).
     """
 
     name = "wikicontradict"
@@ -48,19 +61,35 @@ class WikiContradict:
     per call, so running the two that answer the benchmark's question halves the bill."""
     breakdowns: tuple[str, ...] = ("contradiction", "scope", "question_type")
 
-    def __init__(self, path: Path, samples: Sequence[Sample]) -> None:
+    def __init__(self, path: Path, samples: Sequence[Sample],
+                 revisions: Revisions | None = None) -> None:
         self.path = path
         self.sha256 = hashlib.sha256(path.read_bytes()).hexdigest()
         self._samples = tuple(samples)
+        self.revisions = builtin_revisions() if revisions is None else revisions
+        self._revised = revised_samples(self._samples, self.revisions)
 
     @classmethod
-    def from_file(cls, path: Path, *, expected: int | None = EXPECTED_QUESTIONS) -> WikiContradict:
+    def from_file(cls, path: Path, *, expected: int | None = EXPECTED_QUESTIONS,
+                  revisions: Revisions | None = None) -> WikiContradict:
         """Load and validate the dataset at ``path`` (see :func:`load_wikicontradict`)."""
-        return cls(path, load_wikicontradict(path, expected=expected))
+        return cls(path, load_wikicontradict(path, expected=expected), revisions)
 
     def describe(self) -> Mapping[str, Any]:
         """What identifies the data, for the run's configuration."""
-        return {"path": str(self.path), "sha256": self.sha256, "samples": len(self._samples)}
+        return {
+            "path": str(self.path), "sha256": self.sha256, "samples": len(self._samples),
+            "revisions": {"source": self.revisions.source, "sha256": self.revisions.sha256,
+                          "questions": len(self._revised)},
+        }
+
+    def applies(self, sample: Sample, template: str) -> bool:
+        """Whether ``template`` is asked of ``sample``.
+
+        The revised templates (5.3, 5.4) are asked only of questions whose passages have a
+        revision; every other template is asked of every question.
+        """
+        return not template_spec(template).revised or sample.id in self._revised
 
     def samples(self) -> Iterator[Sample]:
         """Every question in file order (item index, then question number)."""
@@ -73,6 +102,15 @@ class WikiContradict:
             UnknownTemplateError: ``template`` is not one of :attr:`templates`.
         """
         spec = template_spec(template)
+        if spec.revised:
+            if sample.id not in self._revised:
+                raise RevisionsError(
+                    f"template {template} shows revised passages, and sample {sample.id} has "
+                    "no revision",
+                    hint="run it only on revised questions (the runner does, by applies()), "
+                    "or add a revision for this item to the revisions file.",
+                )
+            sample = self._revised[sample.id]
         prompt = render_prompt(
             f"benchmarks/wikicontradict/templates/{spec.file}",
             question=sample.input,
@@ -99,7 +137,8 @@ def wikicontradict_benchmark(settings: Settings, options: Mapping[str, Any]) -> 
     """Build from option ``path``, by default the dataset in ``Settings.data_dir``.
 
     Option ``expected`` (an int, or ``none``) overrides the 253-question check, for a
-    deliberately cut-down copy of the file.
+    deliberately cut-down copy of the file. Option ``revisions`` names a revisions file for
+    templates 5.3 / 5.4 (default: the shipped one; ``none``: no revisions).
     """
     raw_path = options.get("path")
     path = Path(str(raw_path)).expanduser() if raw_path else settings.data_dir / DATASET_FILE
@@ -114,4 +153,10 @@ def wikicontradict_benchmark(settings: Settings, options: Mapping[str, Any]) -> 
                 f"benchmark option expected={expected_opt!r} is not a number",
                 hint="give the number of questions the file holds, or 'none'.",
             ) from None
-    return WikiContradict.from_file(path, expected=expected)
+    raw_revisions = options.get("revisions")
+    revisions: Revisions | None = None
+    if raw_revisions is not None and str(raw_revisions).lower() == "none":
+        revisions = NO_REVISIONS
+    elif raw_revisions is not None:
+        revisions = load_revisions(Path(str(raw_revisions)).expanduser())
+    return WikiContradict.from_file(path, expected=expected, revisions=revisions)

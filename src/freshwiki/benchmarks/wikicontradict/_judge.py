@@ -5,22 +5,20 @@ answers and the response (not the passages: the gold answers already say what ea
 supports, and leaving the passages out keeps the prompt short enough for a small local judge).
 
 Unlike it, the model is not asked for the label. It fills in a checklist under a JSON schema:
-does the response give answer 1, give answer 2, acknowledge that the sources conflict, prefer
-one side? The label then follows from the same rules as the deterministic scorer
-(:func:`freshwiki.benchmarks.wikicontradict._match.classify`), per template mode. Why: on the
+does the response give answer 1, give answer 2, make clear that the sources contradict each
+other, prefer one side, say that there is no contradiction? The label then follows from the
+paper's rules for the template (:func:`freshwiki.benchmarks.wikicontradict._match.classify`, the
+same function the deterministic scorer uses; the rules are in ``_templates``). Why: on the
 validation set a 1.5B judge asked for ``{"rationale", "label"}`` often wrote a right rationale
 and then the wrong label (F1 on "correct" 0.42); reading is what a model is needed for, while
-applying a fixed rule is not. It also makes one prompt serve every template.
+applying a fixed rule is not. It also makes one prompt serve every template, including the
+detection templates 5.2 and 5.4, whose labels rest on the same five facts.
 
 Why the prompt is laid out as it is: the instructions and the (invented, not from the dataset)
 examples form a system message identical for every item, and the item comes last in the user
-message, so a local model reuses the shared prefix from its KV cache.
-
-Rules per template mode (``_templates``): with both passages shown, the paper's definitions
-(correct: both answers, conflict acknowledged, no preference; partially correct: one answer, or
-both with a preference; incorrect: neither, or both merged as if both were true). With one
-passage shown, correct means that passage's answer alone, partially correct adds the other one,
-incorrect misses it. Closed book, either gold answer is correct, both merged is partial.
+message, so a local model reuses the shared prefix from its KV cache. The prompt does not tie
+answer 1 to "passage 1": in template 5.1 the passages are shown the other way round, and for
+5.3 / 5.4 answer 1 is the one the revised passages keep and answer 2 the one they dropped.
 """
 
 from __future__ import annotations
@@ -28,7 +26,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from freshwiki.benchmarks.wikicontradict._labels import VALUES
-from freshwiki.benchmarks.wikicontradict._match import classify
+from freshwiki.benchmarks.wikicontradict._match import Facts, classify
 from freshwiki.benchmarks.wikicontradict._templates import gold_answers, template_spec
 from freshwiki.errors import FreshwikiError
 from freshwiki.llm import Message
@@ -38,7 +36,13 @@ from freshwiki.seams import Output, Score, Task
 if TYPE_CHECKING:
     from freshwiki.llm import LLM
 
-CHECKLIST = ("answer1_given", "answer2_given", "conflict_acknowledged", "one_preferred")
+CHECKLIST = (
+    "answer1_given",
+    "answer2_given",
+    "conflict_acknowledged",
+    "one_preferred",
+    "no_conflict_stated",
+)
 """What the judge reports about a response, in the order it reports it."""
 
 JUDGE_SCHEMA: dict[str, Any] = {
@@ -47,10 +51,10 @@ JUDGE_SCHEMA: dict[str, Any] = {
     "required": list(CHECKLIST),
     "additionalProperties": False,
 }
-"""The judge's reply: four booleans (see the module docstring)."""
+"""The judge's reply: five booleans (see the module docstring)."""
 
-JUDGE_MAX_TOKENS = 64
-"""The reply is about 30 tokens; the slack only matters for a backend without a grammar."""
+JUDGE_MAX_TOKENS = 80
+"""The reply is about 40 tokens; the slack only matters for a backend without a grammar."""
 
 
 _PROMPTS = "benchmarks/wikicontradict/prompts"
@@ -95,7 +99,7 @@ class JudgeScorer:
             FreshwikiError: the sample does not carry two gold answers.
         """
         answer1, answer2 = gold_answers(task)
-        mode = template_spec(task.template).mode
+        spec = template_spec(task.template)
         result = await self.judge.chat(
             judge_messages(task.sample.input, answer1, answer2, output.text),
             max_tokens=JUDGE_MAX_TOKENS,
@@ -105,19 +109,19 @@ class JudgeScorer:
             tag=self.name,
         )
         verdict = {name: bool(result.parsed[name]) for name in CHECKLIST}
-        label = classify(
-            mode,
-            verdict["answer1_given"],
-            verdict["answer2_given"],
-            verdict["conflict_acknowledged"],
-            verdict["one_preferred"],
-        )
+        label = classify(spec, Facts(
+            answer1=verdict["answer1_given"],
+            answer2=verdict["answer2_given"],
+            conflict=verdict["conflict_acknowledged"],
+            preference=verdict["one_preferred"],
+            no_conflict=verdict["no_conflict_stated"],
+        ))
         return Score(
             value=VALUES[label],
             label=label,
             explanation="; ".join(f"{k}={str(v).lower()}" for k, v in verdict.items()),
             data={
-                "mode": mode,
+                "rule": spec.rule,
                 **verdict,
                 "judge_model": result.model,
                 "judge_cache_hit": result.cache_hit,

@@ -22,17 +22,13 @@ How a conflict is found: words such as conflict/contradict/inconsistent/discrepa
 "differ", "vary", or claims attributed to two different passages ("passage 1 ... passage 2",
 "one source ... another"); a cue preceded by a negation ("no contradiction") does not count.
 A preference is a cue such as "more reliable", "likely correct", "is a typo", "the correct
-figure is"; a cue after "unclear", "whether", "which", "cannot" ... does not count.
+figure is"; a cue after "unclear", "whether", "which", "cannot" ... does not count. A statement
+that there is no conflict is a negated conflict word ("do not contradict", "no discrepancy") or
+an agreement word ("consistent", "agree") that is not itself negated.
 
-Labels follow the paper's definitions, per template mode (see ``_templates``):
-
-* both passages shown: both answers + conflict, no preference → correct; both answers with a
-  preference, or exactly one answer → partially_correct; neither, or both given as if both were
-  true (no conflict, no preference) → incorrect;
-* one passage shown: that passage's answer alone → correct; it together with the other
-  passage's answer → partially_correct; otherwise → incorrect;
-* closed book: either answer (or both with the conflict noted) → correct; both as if both were
-  true → partially_correct; neither → incorrect.
+Labels follow the paper's rules per template (``_templates``: ``both_answers``, ``one_answer``,
+``detect``, ``no_conflict``), applied by :func:`classify` to what was found; the LLM judge
+applies the same function to what it read.
 """
 
 from __future__ import annotations
@@ -44,7 +40,11 @@ import unicodedata
 from dataclasses import dataclass
 
 from freshwiki.benchmarks.wikicontradict._labels import VALUES, Label
-from freshwiki.benchmarks.wikicontradict._templates import Mode, gold_answers, template_spec
+from freshwiki.benchmarks.wikicontradict._templates import (
+    TemplateSpec,
+    gold_answers,
+    template_spec,
+)
 from freshwiki.seams import Output, Score, Task
 
 _STOP = frozenset(
@@ -122,6 +122,15 @@ _NEGATION = re.compile(r"\b(?:no|not|without|never|nor|neither|none)\b|n't\b", r
 _UNDECIDED = re.compile(
     r"\b(?:no|not|without|never|neither|cannot|unclear|whether|which|unsure|impossible|hard|"
     r"difficult)\b|n't\b",
+    re.IGNORECASE,
+)
+_NEGATED_CONFLICT = re.compile(
+    r"(?:\b(?:no|not|never|without|neither|nor|none)\b|n't\b)[^.;:!?]{0,20}?"
+    r"\b(?:conflict\w*|contradict\w*|inconsisten\w*|discrepan\w*|disagree\w*|differ\w*)",
+    re.IGNORECASE,
+)
+_AGREEMENT = re.compile(
+    r"\b(?:consistent|agree|agrees|in agreement|compatible|align|aligns|corroborate\w*)\b",
     re.IGNORECASE,
 )
 _PARENTHETICAL = re.compile(r"\([^()]*\)")
@@ -296,6 +305,34 @@ def preference_cue(text: str) -> str | None:
     return _cue(_PREFERENCE, text, _UNDECIDED)
 
 
+def no_conflict_cue(text: str) -> str | None:
+    """The words by which ``text`` says its sources do not conflict, if it does."""
+    negated = _NEGATED_CONFLICT.search(text)
+    if negated is not None:
+        return negated.group(0)
+    return _cue(_AGREEMENT, text, _NEGATION)
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What a response says, as far as the paper's rules care.
+
+    Attributes:
+        answer1: It gives the first gold answer.
+        answer2: It gives the second gold answer.
+        conflict: It says the sources contradict each other (or attributes different answers
+            to different passages).
+        preference: It favours one answer over the other.
+        no_conflict: It says the sources agree, or do not contradict each other.
+    """
+
+    answer1: bool
+    answer2: bool
+    conflict: bool
+    preference: bool
+    no_conflict: bool = False
+
+
 @dataclass(frozen=True)
 class MatchResult:
     """What the matcher found in one response."""
@@ -304,39 +341,46 @@ class MatchResult:
     answer2: bool
     conflict: str | None
     preference: str | None
+    no_conflict: str | None
     label: Label
 
 
-def classify(mode: Mode, found1: bool, found2: bool, conflict: bool, preference: bool) -> Label:
-    """The paper's label for a response, given what it contains (see the module docstring)."""
-    if mode == "both":
-        if found1 and found2:
-            if preference:
+def classify(spec: TemplateSpec, facts: Facts) -> Label:
+    """The paper's label for a response to ``spec`` saying ``facts`` (rules in ``_templates``)."""
+    found = (facts.answer1, facts.answer2)
+    if spec.rule == "both_answers":
+        if all(found):
+            if facts.preference:
                 return "partially_correct"
-            return "correct" if conflict else "incorrect"
-        return "partially_correct" if found1 or found2 else "incorrect"
-    if mode == "closed_book":
-        if found1 and found2 and not conflict and not preference:
-            return "partially_correct"
-        return "correct" if found1 or found2 else "incorrect"
-    expected, other = (found1, found2) if mode == "passage1" else (found2, found1)
-    if not expected:
-        return "incorrect"
-    return "partially_correct" if other else "correct"
+            return "correct" if facts.conflict else "incorrect"
+        return "partially_correct" if any(found) else "incorrect"
+    if spec.rule == "one_answer":
+        given, other = found[spec.expected], found[1 - spec.expected]
+        return "correct" if given and not other else "incorrect"
+    if spec.rule == "detect":
+        detected = facts.conflict and not facts.no_conflict
+        return "correct" if detected and all(found) else "incorrect"
+    return "correct" if facts.no_conflict and not facts.conflict else "incorrect"
 
 
 def match_response(
-    mode: Mode, question: str, answer1: str, answer2: str, response: str
+    spec: TemplateSpec, question: str, answer1: str, answer2: str, response: str
 ) -> MatchResult:
-    """Label ``response`` to ``question`` whose passages answer ``answer1``/``answer2``."""
+    """Label ``response`` to ``question`` whose gold answers are ``answer1``/``answer2``."""
     found1 = key_present(answer_key(answer1, answer2, question), response)
     found2 = key_present(answer_key(answer2, answer1, question), response)
-    conflict = conflict_cue(response)
+    if spec.rule == "no_conflict":
+        # Saying what each passage states is expected here, and is no claim of a conflict.
+        conflict = _cue(_CONFLICT, response, _NEGATION)
+    else:
+        conflict = conflict_cue(response)
     if _yes_no(answer1) and _yes_no(answer2) and attribution_cue(response) is not None:
         found1 = found2 = True  # "passage 1 says X, passage 2 says not X" on a yes/no question
     preference = preference_cue(response)
-    label = classify(mode, found1, found2, conflict is not None, preference is not None)
-    return MatchResult(found1, found2, conflict, preference, label)
+    agreement = no_conflict_cue(response)
+    facts = Facts(found1, found2, conflict is not None, preference is not None,
+                  agreement is not None)
+    return MatchResult(found1, found2, conflict, preference, agreement, classify(spec, facts))
 
 
 class MatchScorer:
@@ -352,8 +396,8 @@ class MatchScorer:
                 not one of WikiContradict's.
         """
         answer1, answer2 = gold_answers(task)
-        mode = template_spec(task.template).mode
-        result = match_response(mode, task.sample.input, answer1, answer2, output.text)
+        spec = template_spec(task.template)
+        result = match_response(spec, task.sample.input, answer1, answer2, output.text)
         parts = [
             f"answer 1 {'found' if result.answer1 else 'missing'}",
             f"answer 2 {'found' if result.answer2 else 'missing'}",
@@ -361,16 +405,19 @@ class MatchScorer:
         ]
         if result.preference:
             parts.append(f"preference: {result.preference!r}")
+        if result.no_conflict:
+            parts.append(f"says no conflict: {result.no_conflict!r}")
         return Score(
             value=VALUES[result.label],
             label=result.label,
             explanation="; ".join(parts),
             data={
-                "mode": mode,
+                "rule": spec.rule,
                 "answer1": result.answer1,
                 "answer2": result.answer2,
                 "conflict": result.conflict,
                 "preference": result.preference,
+                "no_conflict": result.no_conflict,
             },
         )
 
