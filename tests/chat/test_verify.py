@@ -248,3 +248,15 @@ def test_blanks_follow_what_the_question_asks_for() -> None:
     # At most four blanks, in the claim's order: here the four names, not the score.
     assert [i.span for i in items] == spans[:4]
     assert items[0].text.startswith("___ and Mitchell Krueger won")
+
+
+def test_a_correction_does_not_repeat_the_unit_around_the_value() -> None:
+    from freshwiki.chat.verify import corrected
+
+    claim = "The Ningbo Ring Expressway is approximately 60 kilometers long."
+    text = "The Ningbo Ring Expressway has a total length of 85.63 kilometers."
+    # The model read the blank with its unit, as it did on the fresh question set.
+    assert corrected(claim, {"60": "85.63 kilometers"}, {"60": "85.63 kilometers"}, text) == (
+        "The Ningbo Ring Expressway is approximately 85.63 kilometers long.")
+    assert corrected("It was won by India.", {"India": "Australia"}, {"India": "Australia"},
+                     "Australia won it.") == "It was won by Australia."

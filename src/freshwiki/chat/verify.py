@@ -201,11 +201,31 @@ def corrected(claim: str, wrong: dict[str, str], answers: dict[str, str], text: 
     if len(wrong) != 1 or any(not value for value in answers.values()):
         return ""  # two values wrong at once: more likely a misreading than a correction
     [(span, value)] = wrong.items()
-    fixed = claim.replace(span, value, 1)
+    fixed = _replaced(claim, span, value)
     rest = [s for s in key_spans(claim) if s not in wrong]
     if not all(stated(s, text) for s in rest) or _negated(claim):
         return ""
     return fixed
+
+
+def _replaced(claim: str, span: str, value: str) -> str:
+    """``claim`` with ``span`` replaced by ``value``, without repeating the words around it.
+
+    The model reads a blank with its unit or article: "85.63 kilometers" for "___ kilometers
+    long" made "85.63 kilometers kilometers long" (a fresh-set reply).
+    """
+    start = claim.find(span)
+    if start < 0:
+        return claim
+    before, after = claim[:start], claim[start + len(span):]
+    words = value.split()
+    following = after.split()
+    for n in range(len(words) - 1, 0, -1):  # the value's last words already follow the span
+        if [w.casefold() for w in words[-n:]] == [w.casefold().strip(",.;:") for w in
+                                                  following[:n]]:
+            value = " ".join(words[:-n])
+            break
+    return f"{before}{value}{after}"
 
 
 def hidden(claim: str, question: str | None) -> str:
