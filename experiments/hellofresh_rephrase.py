@@ -12,7 +12,8 @@ is appended to that file with the model spec, the weights' sha256, the seed, the
 sent and the raw reply, marked ``"review": "pending"``. A person then reads each one and
 sets ``review`` to ``accepted`` (with ``template`` ``r1``..``r4``) or ``rejected`` (with the
 reason); the benchmark uses only the accepted ones. Re-running skips the (kind, model, seed,
-request) candidates already in the file.
+request) candidates already in the file; ``--kinds edits`` asks for one kind only (the other
+kind's rephrasings may already be complete).
 
 Run from the repository root (one model thread keeps a shared machine usable)::
 
@@ -53,9 +54,14 @@ def write(path: Path, rows: list[dict[str, object]]) -> None:
     os.replace(tmp, path)
 
 
-async def generate(models: list[str], seeds: list[int], prompt: str) -> int:
+async def generate(models: list[str], seeds: list[int], prompt: str,
+                   kinds: list[str] | None = None) -> int:
     rows = read(DATA)
-    manual = {str(r["kind"]): str(r["instruction"]) for r in rows if r.get("template") == "manual"}
+    manual = {str(r["kind"]): str(r["instruction"]) for r in rows
+              if r.get("template") == "manual" and (kinds is None or r["kind"] in kinds)}
+    if kinds is not None and set(kinds) - set(manual):
+        raise SystemExit(f"no manual instruction of kind {sorted(set(kinds) - set(manual))} "
+                         f"in {DATA}; kinds there: notes, edits")
     done = {(r.get("kind"), r.get("model"), r.get("seed"), r.get("request_template"))
             for r in rows if "model" in r}
     template = Environment(loader=FileSystemLoader(str(PROMPTS)), undefined=StrictUndefined,
@@ -96,9 +102,12 @@ def main() -> int:
     parser.add_argument("--seeds", default="1,2")
     parser.add_argument("--prompt", default="hellofresh_rephrase_v2.j2",
                         help="request template in experiments/prompts/")
+    parser.add_argument("--kinds", default="notes,edits",
+                        help="which instructions to rephrase (notes, edits or both)")
     args = parser.parse_args()
     added = asyncio.run(generate([m for m in args.models.split(",") if m],
-                                 [int(s) for s in args.seeds.split(",") if s], args.prompt))
+                                 [int(s) for s in args.seeds.split(",") if s], args.prompt,
+                                 [k for k in args.kinds.split(",") if k]))
     print(f"{added} candidate(s) added to {DATA}; review them by reading", file=sys.stderr)
     return 0
 

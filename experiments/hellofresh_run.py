@@ -25,13 +25,15 @@ store, so re-running the same command continues where it stopped):
    minutes, once). ``--corpus FILE`` ingests a topic file and builds ``main`` from it first
    (used for quick checks on a small corpus).
 4. For every dataset: ``zero-shot``, ``search-agent`` and ``search-agent`` with
-   ``control=true``, templates p1..p5, model ``--model`` (default
+   ``control=true``, the benchmark's default phrasings (the paper's ``manual`` and
+   ``r1``..``r4``; ``--templates p1,p2,p3,p4,p5`` for our older ones), model ``--model`` (default
    ``local:qwen2.5-coder-1.5b``), no judge. The control runs after the search agent so the
    partner samples' queries and summaries come from the response cache.
 5. ``report.html`` / ``report.md`` of all runs in ``--out``: per run the accuracy by template
    and period; the HelloFresh section with accuracy/precision/recall/F1 and CIs per phrasing
    and vote, per period, the ranking-consistency figure (Kendall τ-b), the deployment
-   simulation and, for notes, F1 by vote-count quartile.
+   simulation, the search agent's (and the control's) F1 minus zero-shot per phrasing (the
+   paper's Figure 5) and, for notes, F1 by vote-count quartile.
 
 ``--limit N`` takes the first N samples of every dataset (a smoke test).
 """
@@ -142,7 +144,7 @@ def constructed_edits(home: Path, articles: int, per_label: int) -> Path | None:
 
 
 async def evaluate_all(datasets: list[tuple[str, str, Path]], model: str, limit: int | None,
-                       index: str | None, systems: list[str], templates: list[str],
+                       index: str | None, systems: list[str], templates: list[str] | None,
                        rows: list[dict[str, object]]) -> list[str]:
     run_ids = []
     # Systems outermost: the cheap zero-shot runs finish on every dataset before the
@@ -192,8 +194,9 @@ def main() -> int:
                         help="topic file to build the `main` index from (if none exists)")
     parser.add_argument("--systems", default="zero-shot,search-agent,control",
                         help="comma-separated: zero-shot, search-agent, control")
-    parser.add_argument("--templates", default="p1,p2,p3,p4,p5",
-                        help="comma-separated phrasings (p1..p5)")
+    parser.add_argument("--templates", default="",
+                        help="comma-separated phrasings [default: the benchmark's, the "
+                        "paper's manual,r1,r2,r3,r4; p1..p5 are our older ones]")
     parser.add_argument("--results", type=Path, default=RESULTS_PATH,
                         help="result file (default: %(default)s)")
     parser.add_argument("--no-real-edits", action="store_true")
@@ -221,8 +224,8 @@ def main() -> int:
     rows: list[dict[str, object]] = []
     run_ids = asyncio.run(evaluate_all(
         datasets, args.model, args.limit, args.index,
-        [x for x in args.systems.split(",") if x], [x for x in args.templates.split(",") if x],
-        rows))
+        [x for x in args.systems.split(",") if x],
+        [x for x in args.templates.split(",") if x] or None, rows))
     with ResultsStore(default_results_path(settings)) as store:
         results: list[RunResults] = [store.load_run(r) for r in run_ids]
     html, md = write_report(results, args.out)

@@ -127,27 +127,38 @@ def test_every_template_renders_the_note_and_asks_yes_or_no(
         bench.render(sample, "p6")
 
 
-def test_the_instructions_are_data_with_their_authors() -> None:
-    five = paper_instructions("notes")
+@pytest.mark.parametrize("kind", ["notes", "edits"])
+def test_the_instructions_are_data_with_their_authors(kind: str) -> None:
+    five = paper_instructions(kind)
     assert [i.template for i in five] == list(PAPER_TEMPLATES)
     assert five[0].author.startswith("hand-written")
     assert all(i.author.startswith("local:qwen2.5-coder-") for i in five[1:])
     assert len({i.text for i in five}) == 5
-    # Edits have the manual instruction and two accepted rephrasings so far: asking for a
-    # missing one says how to make it rather than rendering a hole.
-    assert paper_instruction("edits", "r2").author == "local:qwen2.5-coder-1.5b"
-    with pytest.raises(PromptDataError, match="no accepted edits instruction 'r3'") as info:
-        paper_instruction("edits", "r3")
-    assert "hellofresh_rephrase.py" in (info.value.hint or "")
     rows = [json.loads(line) for line in INSTRUCTIONS_FILE.read_text().splitlines()]
     candidates = [r for r in rows if "model" in r]
     assert all(r["review"] in ("accepted", "rejected") and r["reason"] for r in candidates)
     assert all(r["request"] and r["model_sha256"] and r["reply"] for r in candidates)
-    assert sum(r["review"] == "accepted" for r in candidates) == 6
+    # Four accepted of each kind, each under its own template; the rest rejected.
+    accepted = sorted((r["kind"], r["template"]) for r in candidates
+                      if r["review"] == "accepted")
+    assert accepted == sorted((k, f"r{i}") for k in ("notes", "edits") for i in range(1, 5))
     for r in candidates:  # an accepted instruction is the model's reply, cleaned only
         if r["review"] == "accepted":
             assert " ".join(r["reply"].replace("<text>", "").replace("</text>", "").split()) \
                 == r["instruction"]
+
+
+def test_a_missing_phrasing_is_named_with_the_fix(tmp_path: Path) -> None:
+    # A file with the manual instruction and one rephrasing: asking for another one says
+    # which is missing and how to make it, rather than rendering a hole.
+    rows = [json.loads(line) for line in INSTRUCTIONS_FILE.read_text().splitlines()]
+    kept = [r for r in rows if r["kind"] == "edits" and r["template"] in ("manual", "r1")]
+    path = tmp_path / "instructions.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in kept))
+    assert paper_instruction("edits", "r1", path).text == paper_instruction("edits", "r1").text
+    with pytest.raises(PromptDataError, match="no accepted edits instruction 'r2'") as info:
+        paper_instructions("edits", path)
+    assert "hellofresh_rephrase.py" in (info.value.hint or "")
 
 
 def test_missing_dataset_names_the_command_that_makes_it(settings: Settings) -> None:
@@ -229,6 +240,37 @@ def test_constructed_balanced_edits_load_with_their_period(
     assert "The town was founded in 1850." in content and "an anonymous (IP) user" in content
     assert "Edit summary: (none)" in content
     assert task.query.startswith("Wikipedia article: Beta\nSection: History\nAdded: by settlers")
+
+
+def test_the_paper_templates_show_an_edit_in_the_papers_layout(
+    tmp_path: Path, settings: Settings,
+) -> None:
+    path = tmp_path / "edits.jsonl"
+    write_balanced(build_balanced(EDITS, period="week", seed=0), path, period="week", seed=0)
+    bench = load_benchmark("hellofresh-edits", settings, {"path": str(path)})
+    assert bench.default_templates == PAPER_TEMPLATES
+    beta = next(s for s in bench.samples() if s.id == "edit-2-201")
+    instructions = set()
+    for template in PAPER_TEMPLATES:
+        task = bench.render(beta, template)
+        [message] = task.messages
+        *fields, instruction = message.content.splitlines()
+        # By hand from EDITS[1]: Beta, section History, Tuesday 5 March 2024, an addition only.
+        assert fields == ["ARTICLE: Beta, section History",
+                          "Date of Edit: 2024-03-05",
+                          "PARAGRAPH: The town was founded in 1850.",
+                          "PROPOSED DELETION: (nothing)",
+                          "PROPOSED ADDITION: by settlers 201"]
+        assert instruction.startswith("INSTRUCTION: ") and "'yes'" in instruction
+        assert "'no'" in instruction
+        assert instruction.removeprefix("INSTRUCTION: ") == paper_instruction(
+            "edits", template).text
+        # Nothing the paper does not show: no editor type, edit summary or minor flag.
+        for word in ("anonymous", "IP", "summary", "minor", "registered"):
+            assert word not in message.content
+        assert task.max_tokens == 15 and task.query.startswith("Wikipedia article: Beta")
+        instructions.add(instruction)
+    assert len(instructions) == 5
 
 
 def test_a_labelled_file_with_discards_uses_iso_weeks(tmp_path: Path, settings: Settings) -> None:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from freshwiki.benchmarks import Sample, Task
+from freshwiki.benchmarks import Sample, Task, load_benchmark
+from freshwiki.benchmarks.hellofresh import OUR_TEMPLATES, HelloFresh
+from freshwiki.changes.edits import Edit, LabelledEdit, build_balanced, write_balanced
 from freshwiki.config import Settings
 from freshwiki.errors import FreshwikiError
 from freshwiki.llm import LLM, Message
@@ -124,18 +128,48 @@ async def test_query_search_summaries_then_classification_with_them_in_context()
         len(" ".join(m.content for m in r.messages).split()) for r in llm.requests)
 
 
-async def test_the_five_templates_share_one_research() -> None:
+def edit_tasks(folder: Path, settings: Settings, templates: Sequence[str]) -> list[Task]:
+    """One constructed edit asked with each of ``templates`` by the real HelloFresh benchmark."""
+    when = dt.datetime(2024, 3, 4, 12, tzinfo=dt.UTC)
+    edits = [LabelledEdit(
+        edit=Edit(page_id=page, title=title, revision_id=page * 100 + 1, parent_id=page * 100,
+                  timestamp=when, comment=None, user_type="registered", user="U",
+                  section_path=("History",), paragraph_before="The town was founded in 1850.",
+                  paragraph_after="The town was founded in 1850 by settlers.",
+                  deleted_text="", added_text="by settlers", kind="replace",
+                  chars_changed=20, article_paragraphs=10),
+        label=label, later_edits_required=3, decided_at=page * 100 + 5,  # type: ignore[arg-type]
+    ) for page, title, label in ((1, "Alpha", "accepted"), (2, "Beta", "rejected"))]
+    path = folder / "edits.jsonl"
+    write_balanced(build_balanced(edits, period="week", seed=0), path, period="week", seed=0)
+    bench = load_benchmark("hellofresh-edits", settings, {"path": str(path)})
+    sample = next(bench.samples())
+    return [bench.render(sample, t) for t in templates]
+
+
+@pytest.mark.parametrize("templates", [HelloFresh.default_templates, OUR_TEMPLATES],
+                         ids=["paper-default", "ours-by-name"])
+async def test_the_five_templates_share_one_research(
+    templates: tuple[str, ...], tmp_path: Path, settings: Settings,
+) -> None:
+    tasks = edit_tasks(tmp_path, settings, templates)
+    assert len({t.messages[0].content for t in tasks}) == 5  # five different phrasings
     llm = ScriptedBackend([responder()] * 20)
     search = FakeBackend()
     system = agent(search, llm)
-    outs = [await system.respond(task(template=f"p{i}")) for i in range(1, 6)]
+    outs = [await system.respond(t) for t in tasks]
     assert len(search.calls) == 1
     assert len(llm.requests) == 1 + 5 + 5
+    assert "Wikipedia article: Alpha" in llm.requests[0].messages[0].content  # the query's
     assert [o.trace["research_reused"] for o in outs] == [False, True, True, True, True]
     assert all(o.trace["summaries"] == outs[0].trace["summaries"] for o in outs)
     assert outs[1].usage.prompt_tokens < outs[0].usage.prompt_tokens  # research paid once
-    assert all(r.messages[0].content.endswith(f"(p{i}) Yes or No.")
-               for i, r in zip(range(2, 6), llm.requests[7:], strict=True))
+    # Each phrasing is asked once, after the same background, with its own prompt unchanged.
+    finals = [r.messages[-1].content for r in llm.requests[6:]]
+    background = finals[0].split("\n---\n", 1)[0]
+    assert background.startswith('Background found by searching for "')
+    for final, t in zip(finals, tasks, strict=True):
+        assert final == f"{background}\n---\n\n{t.messages[0].content}"
 
 
 async def test_the_source_is_excluded_by_title_and_site() -> None:
