@@ -285,6 +285,21 @@ async def test_the_items_own_source_is_not_fetched(web: Web) -> None:
     assert not any(u.startswith("http://news.example.test") for u in web.fetched)
 
 
+async def test_a_malformed_result_address_costs_that_result_only(web: Web) -> None:
+    # A port that is not a number, a label that is not valid IDNA, an unclosed IPv6 bracket:
+    # each is skipped with the reason, and the page after them is still read.
+    bad = ["http://news.example.test:abc/story", "http://xn--a.example.test/story",
+           "http://[::1/story"]
+    web.results = [*(result(u, "Bad") for u in bad), result(NEWS, "News")]
+    backend = SearxngBackend(web.url)
+    report = await backend.search_report("bridge", 5)
+    await backend.aclose()
+    assert [d.url for d in report.docs] == [NEWS]
+    reasons = [(s.url, s.reason.split(" (")[0]) for s in report.skipped]
+    assert reasons == [(u, "not a valid address") for u in (bad[2], bad[0], bad[1])]
+    assert not any(":abc" in u or "xn--a" in u for u in web.fetched)
+
+
 async def test_instance_problems_name_the_address_and_the_fix(web: Web) -> None:
     down = f"http://127.0.0.1:{closed_port()}"
     with pytest.raises(SystemSetupError) as info:

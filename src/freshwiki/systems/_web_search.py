@@ -12,7 +12,8 @@ summary (the agent writes those, :mod:`freshwiki.systems.search_agent`):
    order SearXNG ranks them, from its first result page.
 2. **Skip** a result on an excluded site (:data:`EXCLUDED_SITES`, plus the item's own source)
    without fetching it, one whose site's ``robots.txt`` disallows us (RFC 9309: a missing
-   file allows everything, an unreachable one nothing), and a non-``http(s)`` address.
+   file allows everything, an unreachable one nothing), and a non-``http(s)`` or malformed
+   address (a bad port, an invalid IDNA label).
 3. **Fetch** the page (redirects followed, at most :data:`MAX_PAGE_BYTES`), and keep it only
    when it is HTML with a main text: the text comes from trafilatura, a maintained extractor
    that drops navigation, cookie banners, sidebars and footers, which would otherwise take
@@ -64,6 +65,9 @@ USER_AGENT: Final = f"freshwiki/{__version__} (research; search-agent)"
 ROBOTS_AGENT: Final = "freshwiki"
 """The token matched against ``User-agent`` lines of robots.txt."""
 HTML_TYPES: Final = ("text/html", "application/xhtml+xml")
+_BAD_ADDRESS: Final = (httpx.InvalidURL, UnicodeError, ValueError)
+"""What a malformed result address raises (a bad port, an IDNA label, an open ``[``): httpx
+refuses it before any request, and none of these is an ``httpx.HTTPError``."""
 
 
 class WebSearchError(FreshwikiError):
@@ -143,7 +147,10 @@ class SearxngBackend:
         candidates: list[tuple[str, str, float | None]] = []
         for result in results:
             url = result["url"]
-            reason = self._excluded(url, exclude)
+            try:
+                reason = self._excluded(url, exclude)
+            except ValueError as exc:  # urlsplit: e.g. an unclosed IPv6 bracket
+                reason = f"not a valid address ({exc})"
             if reason:
                 skipped.append(Skipped(url, reason))
             elif url not in {c[0] for c in candidates}:
@@ -248,6 +255,8 @@ class SearxngBackend:
             response = await self._client.get(origin + "/robots.txt")
         except httpx.HTTPError as exc:
             return f"site unreachable (robots.txt: {type(exc).__name__}: {exc})"
+        except _BAD_ADDRESS as exc:
+            return f"not a valid address ({type(exc).__name__}: {exc})"
         if response.status_code >= 500:
             return f"robots.txt answered HTTP {response.status_code}"
         # A missing robots.txt (any 4xx) allows everything.
@@ -273,6 +282,8 @@ class SearxngBackend:
                         break
         except httpx.HTTPError as exc:
             return Skipped(url, f"fetch failed: {type(exc).__name__}: {exc}")
+        except _BAD_ADDRESS as exc:
+            return Skipped(url, f"not a valid address ({type(exc).__name__}: {exc})")
         try:
             text = await asyncio.to_thread(
                 trafilatura.extract, bytes(body[:MAX_PAGE_BYTES]), url=url,
