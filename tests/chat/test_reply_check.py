@@ -183,3 +183,16 @@ def test_a_name_read_for_another_blank_counts_even_with_an_article_before_it() -
     # A date that merely shares the subject's year is still a reading of its own.
     claim = "The 2023 Crown Jewel was held on 4 November 2023."
     assert not misread("4 November 2023", "17 December 2023", claim)
+
+
+async def test_an_uncited_sentence_is_checked_too(chat_passages: list[Passage]) -> None:
+    # The composer cites nothing (and shares too few words with any passage for the guard
+    # to cite it); the cloze reads "U.S." off the shown evidence: REFUTES, withheld.
+    llm, script = scripted_llm(kat_script("German police closed it down.", ["U.S."]))
+    reply = await GroundedChat(llm, FakeIndex(chat_passages), today=TODAY).respond(
+        [ChatMessage("user", KAT_Q)])
+    assert "German" not in reply.text
+    assert reply.trace.removed == ("German police closed it down.",)
+    [check] = reply.trace.reply_checks
+    assert check.verdict == "REFUTES"
+    assert "___ police closed it down." in script.of("fast-check")[0].user

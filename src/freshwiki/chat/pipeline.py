@@ -17,9 +17,13 @@ stage       full                                                fast
 2 facts     one JSON call per passage, concurrent               extractive sentences, no call
 3+4         draft (text) then claims (JSON)                     one ``draft+claims`` JSON call
 5 verify    one JSON call per claim, concurrent                 one JSON call for all claims
-6+7         compose (text) then refine (streamed)               one streamed ``compose+refine``
+6+7         compose (text), then refine: scores + feedback      one streamed ``compose+refine``
+            (JSON), rewrite (text) unless all are 100
 8 check     one JSON call for the reply's cited sentences       the same
 ==========  ==================================================  ===========================
+
+Stage 7 in full mode is WikiChat's refinement with feedback by default (``refine="feedback"``,
+see :mod:`freshwiki.chat.refine`); ``refine="plain"`` is one rewrite call without scores.
 
 Stage 8 (:mod:`freshwiki.chat.reply_check`, cloze verifier only) withholds reply sentences
 that echo the question or that their evidence refutes: measured, every reply citing a
@@ -72,6 +76,7 @@ from freshwiki.chat._types import (
     Evidence,
     Fact,
     Mode,
+    Refinement,
     Reply,
     SearchQuery,
     TurnTrace,
@@ -105,7 +110,14 @@ from freshwiki.chat.facts import (
 )
 from freshwiki.chat.guard import SentenceGuard
 from freshwiki.chat.query import QueryPlan, heuristic_plan, plan_query, time_intent_of
-from freshwiki.chat.refine import refine_messages
+from freshwiki.chat.refine import (
+    REFINE_WAYS,
+    RefineWay,
+    feedback_messages,
+    needs_rewrite,
+    refine_messages,
+    score_reply,
+)
 from freshwiki.chat.reply_check import check_reply
 from freshwiki.chat.verify import check_batch, check_each, focus_of, hidden, key_spans
 from freshwiki.chat.verify import stated as states
@@ -148,6 +160,7 @@ class _Turn:
     guard: SentenceGuard = field(default_factory=lambda: SentenceGuard(()))
     grounded: bool = True
     text: list[str] = field(default_factory=list)
+    refinement: Refinement | None = None
 
     def timed(self, stage: str, started: float) -> None:
         """Add the seconds since ``started`` to ``stage``."""
@@ -208,9 +221,14 @@ class GroundedChat:
         verifier: ``cloze`` (the model reads values off evidence sentences, rules compare
             them with the claim; :mod:`freshwiki.chat.verify`) or ``legacy`` (the model's
             own verdict on whole passages; :mod:`freshwiki.chat.verify_legacy`).
+        refine: Full mode's stage 7: ``feedback`` (WikiChat's: scores and feedback per
+            criterion, then a rewrite applying them; :mod:`freshwiki.chat.refine`) or
+            ``plain`` (one rewrite call by the same criteria, no scores). Fast mode fuses
+            stages 6 and 7 into one call either way.
 
     Raises:
-        ChatError: for an unknown mode, ``k`` or ``claim_k`` below 1, or a bad date.
+        ChatError: for an unknown mode, verifier or refine way, ``k`` or ``claim_k`` below
+            1, or a bad date.
     """
 
     def __init__(
@@ -224,6 +242,7 @@ class GroundedChat:
         claim_k: int | None = None,
         scorer: SentenceScorer | None = None,
         verifier: Verifier = "cloze",
+        refine: RefineWay = "feedback",
     ) -> None:
         if mode not in MODES:
             raise ChatError(f"unknown chat mode {mode!r}", hint="use 'fast' or 'full'.")
@@ -231,7 +250,10 @@ class GroundedChat:
             raise ChatError(f"k and claim_k must be at least 1, got k={k}, claim_k={claim_k}")
         if verifier not in VERIFIERS:
             raise ChatError(f"unknown verifier {verifier!r}", hint="use 'cloze' or 'legacy'.")
+        if refine not in REFINE_WAYS:
+            raise ChatError(f"unknown refine way {refine!r}", hint="use 'feedback' or 'plain'.")
         self.verifier: Verifier = verifier
+        self.refine: RefineWay = refine
         self.llm = llm
         self.index = index
         self.mode: Mode = mode
@@ -316,6 +338,7 @@ class GroundedChat:
                 timings=dict(turn.timings),
                 removed=tuple(turn.guard.removed),
                 reply_checks=tuple(turn.reply_checks),
+                refinement=turn.refinement,
             ),
             grounded=turn.grounded,
         )
@@ -494,9 +517,8 @@ class GroundedChat:
                 max_tokens=300)
             turn.timed("compose", started)
             started = time.perf_counter()
-            refined = await self._guarded(
-                turn, "refine", refine_messages(turn.history, composed, turn.today), 300)
-            if not refined.strip():  # the refiner gave nothing usable
+            refined = await self._refined(turn, composed)
+            if not refined.strip():  # no usable rewrite: the composed reply goes on
                 refined = turn.guard.feed(composed) + turn.guard.finish()
             turn.timed("refine", started)
             cited = [e for e in turn.book.passages if turn.book.number(e) in allowed]
@@ -505,10 +527,11 @@ class GroundedChat:
                 yield delta
         else:
             block = await self._fast_block(turn)
+            lead = await self._lead(turn, block)
             allowed = {int(entry["number"]) for entry in block.answer}
             allowed |= {turn.book.number(e) for c in supported for e in c.evidence[:2]}
+            allowed |= {turn.book.number(e) for e in (lead.evidence[:1] if lead else ())}
             turn.rewriter = CitationRewriter(_lookup(turn.book, allowed))
-            lead = await self._lead(turn, block)
             turn.guard = SentenceGuard(
                 [*(entry["text"] for entry in block.answer), *evidence, *conversation],
                 [(int(entry["number"]), entry["text"]) for entry in block.answer]
@@ -540,6 +563,35 @@ class GroundedChat:
                 note = turn.rewriter.feed("\n\n" + conflict_note(finding, pair))
                 yield turn.emit(note)
         turn.rewriter.finish()
+
+    async def _refined(self, turn: _Turn, composed: str) -> str:
+        """Full mode's stage 7: the rewrite through the guard, or ``""`` to keep ``composed``.
+
+        Sets ``turn.refinement``. The ``feedback`` way rewrites only when a criterion scored
+        below 100, and keeps the composed reply when the scores could not be read (as
+        WikiChat's implementation does).
+        """
+        if self.refine == "plain":
+            refined = await self._guarded(
+                turn, "refine", refine_messages(turn.history, composed, turn.today), 300)
+            kept = "" if refined.strip() else "rewrite empty or withheld: composed reply kept"
+            turn.refinement = Refinement("plain", rewritten=not kept, note=kept)
+            return refined
+        feedback = await score_reply(turn.calls, turn.history, composed, turn.today)
+        if feedback is None:
+            turn.refinement = Refinement("feedback",
+                                         note="feedback unusable: composed reply kept")
+            return ""
+        if not needs_rewrite(feedback):
+            turn.refinement = Refinement("feedback", feedback,
+                                         note="every criterion scored 100: composed reply kept")
+            return ""
+        refined = await self._guarded(
+            turn, "refine", feedback_messages(turn.history, composed, turn.today, feedback),
+            300)
+        kept = "" if refined.strip() else "rewrite empty or withheld: composed reply kept"
+        turn.refinement = Refinement("feedback", feedback, rewritten=not kept, note=kept)
+        return refined
 
     async def _checked(self, turn: _Turn, text: str, block: list[dict[str, str]]
                        ) -> AsyncIterator[str]:

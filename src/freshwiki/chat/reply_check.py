@@ -11,10 +11,13 @@ a trophy named with a word of its name missing. Two checks catch such sentences:
 1. **Echoes** (:func:`echoes`, rules): a sentence answering a question with nothing but the
    question's own words ("X is called X") states no answer, whatever it cites.
 2. **Cloze** (:func:`freshwiki.chat.verify.check_batch`, one call for the whole reply on
-   the fast mode's evidence block): a cited sentence (unless it is a whole sentence of the
+   the fast mode's evidence block): a sentence (unless it is a whole sentence of the
    passage it cites, copied word for word) whose values the evidence gives differently is
-   REFUTED and withheld. A NOT ENOUGH INFO verdict is common for correct sentences (the
-   verifier's SUPPORTS recall is about .7), so it withholds a sentence only when one of the
+   REFUTED and withheld. An uncited sentence is checked against every passage the composer
+   was shown (until 25 November it was not checked at all: "Sphallotrichus hirsuticornis is
+   found in eastern Ecuador." came uncited, true, but a false one would have passed).
+   A NOT ENOUGH INFO verdict is common for correct sentences (the verifier's SUPPORTS
+   recall is about .7), so it withholds a sentence only when one of the
    values it answers with (a name, date or number the question did not give) is stated in
    no evidence entry together with the sentence's other values: "located in Rome, Italy
    [1]" under a lead naming Eboli; "Joe Biden won the 2024 Russian presidential election
@@ -97,7 +100,7 @@ class ReplyCheck:
     Attributes:
         text: The reply with the withheld sentences removed.
         removed: The withheld sentences, as composed.
-        checks: The cloze verdict of each cited sentence that was checked.
+        checks: The cloze verdict of each sentence that was checked.
         echoes: Sentences withheld for restating the question.
     """
 
@@ -127,6 +130,11 @@ async def check_reply(
     """
     parts = pieces(text)
     keep = [True] * len(parts)
+    shown: list[Evidence] = []
+    for entry in block:
+        passage = book.get(int(entry["number"]))
+        if passage is not None and passage not in shown:
+            shown.append(passage)
     echoed: list[str] = []
     claims: list[str] = []
     evidence: list[list[Evidence]] = []
@@ -145,12 +153,15 @@ async def check_reply(
                 found = book.get(int(number))
                 if found is not None and found not in cited:
                     cited.append(found)
-        if cited and any(_copied(plain, e.text) for e in cited):
+        if not cited:  # uncited: checked against everything the composer was shown
+            cited = [e for e in shown if not any(_copied(plain, x.text) for x in shown)]
+            if not cited:
+                continue  # copied from one of the passages
+        elif any(_copied(plain, e.text) for e in cited):
             continue  # copied from its own evidence: nothing to check
-        if cited:
-            claims.append(plain)
-            evidence.append(cited)
-            where.append(i)
+        claims.append(plain)
+        evidence.append(cited)
+        where.append(i)
     checks = await check_batch(calls, claims, evidence, book, block, today, question=question,
                                stage="check") if claims else []
     entries = [f"{entry.get('title', '')}. {entry.get('text', '')}" for entry in block]
