@@ -270,6 +270,8 @@ def main() -> int:
                         help="the questions of qa_fresh.jsonl (titles neither earlier set saw, "
                              "made after the last change tuned on them), results in "
                              "chat_accuracy_fresh*.json")
+    parser.add_argument("--out", default=None,
+                        help="result file name under experiments/results (default: by set)")
     parser.add_argument("--report-only", action="store_true",
                         help="no model calls: summarise the stored replies")
     args = parser.parse_args()
@@ -279,6 +281,9 @@ def main() -> int:
         source, out = HELDOUT, RESULTS.with_name("chat_accuracy_heldout.json")
     else:
         source, out = QA, RESULTS
+    raw = out.with_name(out.stem + "_replies.json")  # the replies stay with their set
+    if args.out:
+        out = RESULTS.with_name(args.out)
     questions = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines()
                  if line.strip()]
     flawed = {json.loads(line)["title"] for line in REVIEW.read_text(encoding="utf-8")
@@ -288,7 +293,6 @@ def main() -> int:
         questions = questions[: args.limit]
     names = [n.strip() for n in args.systems.split(",")]
     started = time.perf_counter()
-    raw = out.with_name(out.stem + "_replies.json")
     replies: dict[str, list[dict[str, Any]]] = {}
     if args.resume and raw.exists():
         replies = json.loads(raw.read_text(encoding="utf-8"))
@@ -301,7 +305,9 @@ def main() -> int:
 
     if not args.report_only:
         asyncio.run(run(questions, names, args.no_cache, replies, save))
-    # Only questions every system answered (a stopped run compares like with like).
+    # The systems asked for, on the questions every one of them answered (a stopped run, or
+    # a slow system run on fewer questions, compares like with like).
+    replies = {k: v for k, v in replies.items() if k in names}
     common = set.intersection(*({r["title"] for r in rows} for rows in replies.values()))
     replies = {k: [r for r in v if r["title"] in common] for k, v in replies.items()}
     questions = [q for q in questions if q["title"] in common]
