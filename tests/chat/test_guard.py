@@ -23,7 +23,8 @@ def test_text_is_released_only_at_sentence_ends() -> None:
     guard = SentenceGuard(EVIDENCE)
     assert guard.feed("It started on 7 October") == ""
     assert guard.feed(" 2023 [1]. The") == "It started on 7 October 2023 [1]. "
-    assert guard.finish() == "The"
+    assert guard.finish() == ""  # a text ending "The" was cut off: withheld
+    assert guard.removed == ["The"]
 
 
 def test_citation_numbers_and_number_words_are_not_mistaken() -> None:
@@ -87,3 +88,16 @@ def test_a_citation_written_first_moves_to_the_end_of_its_sentence() -> None:
     text = "[1] Two dozen tornadoes occurred during the March 13-15, 2024 outbreak. It hit Ohio."
     assert guard.feed(text) + guard.finish() == (
         "Two dozen tornadoes occurred during the March 13-15, 2024 outbreak [1]. It hit Ohio.")
+
+
+def test_a_repeated_sentence_and_a_cut_off_end_are_withheld() -> None:
+    # Real composer output (fresh question set, 25 November): a sentence said twice, and a
+    # reply that stopped after "He was".
+    guard = SentenceGuard(["a population of 5715 according to the 2004 census"])
+    said = "The 2004 census reported a population of 5715 people in Khamis Harmal. [1] "
+    out = guard.feed(said + said + "He was") + guard.finish()
+    assert out == said
+    assert guard.removed == [said.strip(), "He was"]
+    # A short last sentence is fine when it is whole.
+    guard = SentenceGuard([])
+    assert guard.feed("Doha [1]") + guard.finish() == "Doha [1]"

@@ -32,6 +32,8 @@ def fast_kat_script() -> dict[str, object]:
         # The verified claim leads the reply, so the composer only continues it.
         "fast-compose": "The U.S. government seized its domain [1]. It was once the top "
                         "site [9].",
+        # Stage 8 reads "U.S." for the first sentence; the second has no value to read.
+        "fast-check": js({"answers": ["U.S."]}),
     }
 
 
@@ -44,7 +46,7 @@ async def test_fast_turn_end_to_end(chat_passages: list[Passage]) -> None:
 
     # The SUPPORTED claim first (released before the composer ran), then what it wrote.
     assert reply.text == ("KickassTorrents went offline on 20 July 2016 [1]. The U.S. "
-                          "government seized its domain [1]. It was once the top site.")
+                          "government seized its domain [1].")
     assert reply.grounded
     assert [(c.number, c.evidence.title) for c in reply.citations] == [(1, "KickassTorrents")]
     trace = reply.trace
@@ -68,9 +70,11 @@ async def test_fast_turn_end_to_end(chat_passages: list[Passage]) -> None:
     assert trace.llm_calls == 4 and trace.prompt_tokens > 0 and trace.completion_tokens > 0
     assert {"query", "retrieve", "facts", "draft+claims", "verify", "compose+refine",
             "check", "total"} <= set(trace.timings)
-    # Both composed sentences are checked: the second's marker points nowhere, so it is
-    # checked against all the evidence shown (no value to read: kept on its words).
-    assert [c.verdict for c in trace.reply_checks] == ["NOT ENOUGH INFO", "NOT ENOUGH INFO"]
+    # Both composed sentences are checked (the second's marker points nowhere, so against
+    # all the evidence shown). After the lead only SUPPORTED ones are kept: the second, not
+    # stated anywhere (NOT ENOUGH INFO), is withheld.
+    assert [c.verdict for c in trace.reply_checks] == ["SUPPORTS", "NOT ENOUGH INFO"]
+    assert trace.removed == ("It was once the top site [9].",)
     assert all(v >= 0 for v in trace.timings.values())
     # verify and compose share their system prompt and the question's evidence block.
     [verify] = script.of("fast-verify")
@@ -102,7 +106,7 @@ async def test_stream_yields_exactly_the_reply_text(chat_passages: list[Passage]
         deltas.append(delta)
     # The lead, then the composer's sentences once stage 8 has checked them.
     assert deltas == ["KickassTorrents went offline on 20 July 2016 [1].",
-                      " The U.S. government seized its domain [1]. It was once the top site."]
+                      " The U.S. government seized its domain [1]."]
     assert "".join(deltas) == stream.reply.text
 
 
@@ -355,6 +359,7 @@ async def test_a_sentence_with_an_unsupported_date_is_withheld(
     script = fast_kat_script()
     script["fast-compose"] = ("KickassTorrents went offline on 1 July 2021 [1]. Its domain was "
                               "seized by the U.S. government in 2016 [1].")
+    script["fast-check"] = js({"answers": ["U.S.", "2016"]})
     llm, _ = scripted_llm(script)  # type: ignore[arg-type]
     reply = await GroundedChat(llm, FakeIndex(chat_passages), today=TODAY).respond(user(KAT_Q))
     assert reply.text == ("KickassTorrents went offline on 20 July 2016 [1]. Its domain was "

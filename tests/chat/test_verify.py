@@ -260,3 +260,14 @@ def test_a_correction_does_not_repeat_the_unit_around_the_value() -> None:
         "The Ningbo Ring Expressway is approximately 85.63 kilometers long.")
     assert corrected("It was won by India.", {"India": "Australia"}, {"India": "Australia"},
                      "Australia won it.") == "It was won by Australia."
+
+
+def test_a_possessive_in_the_question_names_the_subject() -> None:
+    from freshwiki.chat.verify import focus_of
+
+    # Blanking the subject and reading it back SUPPORTED "Thomas Mills Wood is a lawyer" (he
+    # is an actor): the subject comes from the question, so it is no focus.
+    assert focus_of("Thomas Mills Wood is a lawyer.",
+                    "What is Thomas Mills Wood's occupation?") == []
+    assert focus_of("Thomas Mills Wood is a lawyer.", "Who is the actor in The Fugitive?") == [
+        "Thomas Mills Wood"]

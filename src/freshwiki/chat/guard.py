@@ -39,6 +39,12 @@ def _plain(sentence: str) -> str:
     return " ".join(re.findall(r"\w+", _MARKERS.sub(" ", sentence).lower()))
 
 
+# Words no sentence ends with: text ending in one was cut off ("... [1] He was").
+_DANGLING = frozenset({
+    "a", "an", "the", "and", "or", "but", "of", "in", "on", "at", "to", "for", "with", "by",
+    "from", "as", "is", "was", "are", "were", "be", "been", "has", "had", "have", "he", "she",
+    "it", "they", "his", "her", "its", "their", "who", "which", "that",
+})
 _LEADING_MARKERS = re.compile(r"^(\s*)((?:\[[\d\s,;]+\]\s*)+)(?=\S)")
 
 
@@ -118,6 +124,8 @@ class SentenceGuard:
                 or _plain(sentence) in self._said or self._adds_nothing(sentence)):
             self.removed.append(sentence.strip())
             return ""
+        if _plain(sentence):  # said once is enough (a reply repeated a sentence word for word)
+            self._said.add(_plain(sentence))
         cited = {int(n) for m in _MARKERS.findall(sentence) for n in re.findall(r"\d+", m)}
         if cited & self._numbers or not self._citable:
             return sentence  # (markers pointing nowhere are removed later, by the rewriter)
@@ -168,6 +176,13 @@ class SentenceGuard:
         return "".join(out)
 
     def finish(self) -> str:
-        """The last sentence, if accepted."""
+        """The last sentence, if accepted; a short unfinished fragment is withheld.
+
+        The composer once stopped after "... when he retired. [1] He was".
+        """
         rest, self._buffer = self._buffer, ""
+        words = _MARKERS.sub(" ", rest).split()
+        if words and words[-1].lower() in _DANGLING:
+            self.removed.append(rest.strip())
+            return ""
         return self._check(rest)

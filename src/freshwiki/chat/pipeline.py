@@ -598,8 +598,9 @@ class GroundedChat:
         """Stage 8 (:mod:`freshwiki.chat.reply_check`), then release what it kept."""
         started = time.perf_counter()
         if self.verifier == "cloze":
+            # After a lead the answer is already shown: what follows must be SUPPORTED.
             checked = await check_reply(turn.calls, text, turn.history[-1].content,
-                                        turn.book, block, turn.today)
+                                        turn.book, block, turn.today, strict=bool(turn.text))
             turn.guard.removed.extend(checked.removed)
             turn.reply_checks.extend(checked.checks)
             text = checked.text

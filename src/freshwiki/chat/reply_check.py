@@ -117,6 +117,8 @@ async def check_reply(
     book: PassageBook,
     block: Sequence[dict[str, str]],
     today: dt.date,
+    *,
+    strict: bool = False,
 ) -> ReplyCheck:
     """Withhold the sentences of ``text`` that echo ``question`` or that the evidence refutes.
 
@@ -127,6 +129,11 @@ async def check_reply(
         book: The turn's passage numbers.
         block: The evidence entries the composer and verifier saw.
         today: Today's date.
+        strict: Keep only sentences the cloze check SUPPORTS (or copied ones). Used after
+            fast mode's lead, when the answer is already shown and the composer's further
+            sentences are extras: read on a fresh question set, NOT ENOUGH INFO let through
+            "She was born in Hong Kong [1]" (the lead: a Canadian-born Hong Kong actress) and
+            "It was a hit with readers [1]" (stated nowhere).
     """
     parts = pieces(text)
     keep = [True] * len(parts)
@@ -166,7 +173,8 @@ async def check_reply(
                                stage="check") if claims else []
     entries = [f"{entry.get('title', '')}. {entry.get('text', '')}" for entry in block]
     for i, check in zip(where, checks, strict=True):
-        if check.verdict == "REFUTES" or (check.verdict == "NOT ENOUGH INFO" and any(
+        if check.verdict == "REFUTES" or (strict and check.verdict != "SUPPORTS") or (
+                check.verdict == "NOT ENOUGH INFO" and any(
                 not _stated_about(span, check.claim, question, entries)
                 for span in focus_of(check.claim, question))):
             keep[i] = False
