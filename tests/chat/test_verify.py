@@ -271,3 +271,12 @@ def test_a_possessive_in_the_question_names_the_subject() -> None:
                     "What is Thomas Mills Wood's occupation?") == []
     assert focus_of("Thomas Mills Wood is a lawyer.", "Who is the actor in The Fugitive?") == [
         "Thomas Mills Wood"]
+
+
+def test_a_year_is_not_its_decade() -> None:
+    from freshwiki.chat.verify import same_value
+
+    # A fresh-set lead said "began in the 1980s"; the reply "began in 1980" was SUPPORTED.
+    assert not same_value("1980", "in the 1980s")
+    assert not same_value("1980s", "1980")
+    assert same_value("1980s", "the 1980s") and same_value("1980", "7 May 1980")

@@ -154,6 +154,9 @@ def same_value(claimed: str, found: str) -> bool:
     a_num, b_num = numbers_in(claimed), numbers_in(found)
     if (a_num or b_num) and not (a_num and b_num and (a_num <= b_num or b_num <= a_num)):
         return False
+    if _decades(claimed) != _decades(found) and (a_num & b_num) - set(
+            _decades(claimed) | _decades(found)) == set():
+        return False  # "1980" is not "the 1980s" (a fresh-set reply: "began in 1980")
     a_words = _words(claimed) - _MONTHS
     b_words = _words(found) - _MONTHS
     a_months, b_months = _months(claimed), _months(found)
@@ -166,6 +169,11 @@ def same_value(claimed: str, found: str) -> bool:
         return all(x in ys or any(_alike(x, y) for y in ys) for x in xs)
 
     return covered(a_words, b_words) or covered(b_words, a_words)
+
+
+def _decades(text: str) -> set[str]:
+    """Decades named in ``text``: "the 1980s" → {"1980"}."""
+    return set(re.findall(r"\b(\d{3}0)['’]?s\b", text))
 
 
 def _months(text: str) -> set[str]:
