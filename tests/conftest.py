@@ -64,3 +64,17 @@ def small_data_dir(
     write_small_topics(shared_data, data_dir)
     monkeypatch.setenv("FRESHWIKI_DATA_DIR", str(data_dir))
     return data_dir
+
+
+@pytest.fixture(scope="session")
+def wikichat_run(shared_data: Path, tmp_path_factory: pytest.TempPathFactory
+                 ) -> tuple[Path, str]:
+    """A simulated-chat run of the grounded system in full mode, made by the real ``freshwiki
+    eval`` with the scripted model of ``tests.evaluation.chatkit``: ``(home, run id)``.
+
+    Shared by the tests of what reads such runs (analysis, report, trace export); they must
+    not write into its home.
+    """
+    from tests.evaluation.chatkit import build_run
+
+    return build_run(shared_data, tmp_path_factory.mktemp("wikichat-run"))

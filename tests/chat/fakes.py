@@ -49,6 +49,12 @@ def stage_of(messages: Sequence[Message]) -> str:
             return "fast-verify"
         if "Task: REPLY" in user or "Task: CONTINUE" in user:
             return "fast-compose"
+    if system.startswith("You review an assistant's reply"):  # stage 7, the paper's way
+        user = "\n".join(m.content for m in messages if m.role == "user")  # (+ a repair turn)
+        if "Task: FEEDBACK" in user:
+            return "refine-feedback"
+        if "Task: REVISE" in user:
+            return "refine"
     raise AssertionError(f"unknown prompt: {system[:80]!r}")
 
 
@@ -62,9 +68,21 @@ def _reads_nothing(messages: Sequence[Message]) -> str:
     return json.dumps({"answers": [""] * len(items)})
 
 
-DEFAULTS: dict[str, Reply] = {"fast-check": _reads_nothing}
+def feedback(**scores: int) -> str:
+    """A ``refine-feedback`` reply: every criterion 100 unless given (``natural=70``)."""
+    criteria = ("relevant", "natural", "non_repetitive", "temporally_correct")
+    out = {}
+    for c in criteria:
+        score = scores.get(c, 100)
+        out[c] = {"feedback": f"{c} is {'fine' if score == 100 else 'weak'}.", "score": score}
+    return json.dumps(out)
+
+
+DEFAULTS: dict[str, Reply] = {"fast-check": _reads_nothing,
+                              "refine-feedback": feedback(natural=90)}
 """Replies for stages a script need not mention: stage 8's check reads no value unless a
-test scripts ``fast-check`` itself."""
+test scripts ``fast-check`` itself; stage 7's feedback finds the reply could read more
+naturally (90/100), so the rewrite a test scripts as ``refine`` is made."""
 
 
 @dataclass

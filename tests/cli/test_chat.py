@@ -102,6 +102,31 @@ def test_trace_shows_queries_facts_claims_calls_and_timings(session: Session) ->
         assert needle in trace, needle
 
 
+def test_trace_shows_stage_7_scores_and_feedback() -> None:
+    from freshwiki.chat import CriterionFeedback, Refinement, Reply, TurnTrace
+    from freshwiki.cli.chat import print_trace
+
+    refinement = Refinement("feedback", (
+        CriterionFeedback("relevant", 100, "Answers the question."),
+        CriterionFeedback("temporally_correct", 40, 'Says "currently" of a 2016 event.')),
+        rewritten=True)
+    buffer = io.StringIO()
+    print_trace(Reply("It went offline in 2016 [1].", (),
+                      TurnTrace("full", "2024-06-01", refinement=refinement)),
+                Console(file=buffer, width=140, color_system=None))
+    text = buffer.getvalue()
+    assert "refine with feedback (stage 7)" in text
+    assert 'temporally correct │    40 │ Says "currently" of a 2016 event.' in text
+    assert "stage 7 (feedback): rewritten" in text
+    kept = Refinement("feedback", refinement.feedback, note="every criterion scored 100: "
+                      "composed reply kept")
+    buffer = io.StringIO()
+    print_trace(Reply("x", (), TurnTrace("full", "2024-06-01", refinement=kept)),
+                Console(file=buffer, width=140, color_system=None))
+    assert "stage 7 (feedback): every criterion scored 100: composed reply kept" in \
+        buffer.getvalue()
+
+
 def test_commands_and_refusals_keep_the_session_going(session: Session) -> None:
     session.run("", "   ", "/help", "/nope", "x" * (MAX_MESSAGE_CHARS + 1), "/sources",
                 "What is Clasmatocolea fasciculata?", "/sources", "/quit", "never read")
@@ -294,3 +319,87 @@ def test_the_executable_chats_with_a_real_local_model(
     cid = run.stdout.rsplit("--resume ", 1)[1].split("`")[0]
     listed = json.loads(freshwiki(chat_env, "chat", "list", "--json").stdout)
     assert any(r["id"] == cid and r["model"] == "local:smollm2-135m" for r in listed)
+
+
+# -- export-traces from an evaluation run ---------------------------------------------------
+
+# Stage calls of each grounded turn of the scripted run (tests.evaluation.chatkit), worked out
+# from its script: full mode, k=2 (two facts calls), one verify call per draft claim; stage 7
+# rewrites only below 100; "I don't know" (Clasmatocolea 2) stops after verification.
+ANSWERED = {"query": 1, "facts": 2, "draft": 1, "claims": 1, "compose": 1,
+            "refine-feedback": 1, "check": 1}
+TURN_STAGES = {
+    ("head/KickassTorrents", 1): {**ANSWERED, "verify": 2, "refine": 1},
+    ("head/KickassTorrents", 2): {**ANSWERED, "verify": 1},
+    ("tail/Clasmatocolea fasciculata", 1): {**ANSWERED, "verify": 2, "refine": 1},
+    ("tail/Clasmatocolea fasciculata", 2): {"query": 1, "facts": 2, "draft": 1, "claims": 1,
+                                            "verify": 1},
+}
+
+
+@pytest.mark.e2e
+def test_the_executable_exports_a_runs_stage_calls(
+    wikichat_run: tuple[Path, str], tmp_path: Path
+) -> None:
+    home, run_id = wikichat_run
+    env = {**os.environ, "FRESHWIKI_HOME": str(home), "COLUMNS": "200"}
+    out = tmp_path / "distil" / "run.jsonl"
+    exported = freshwiki(env, "chat", "export-traces", "--run", run_id[:8], "--out", str(out))
+    assert exported.returncode == 0, exported.stderr
+    assert (f"wrote 37 examples from 2 conversation(s) of run {run_id} to {out} "
+            "(0 unusable and 0 repeated calls left out)") in " ".join(exported.stdout.split())
+    lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    counted: dict[tuple[str, int], dict[str, int]] = {}
+    for line in lines:  # the same format as a conversation's export
+        assert set(line) == {"messages", "stage", "conversation_id", "turn", "model"}
+        assert [m["role"] for m in line["messages"]] == ["system", "user", "assistant"]
+        assert line["model"] == "chatkit:wikichat"
+        run, rest = line["conversation_id"].split("/", 1)  # RUN/SAMPLE/TEMPLATE
+        sample, template = rest.rsplit("/", 1)
+        assert (run, template) == (run_id, "chat")
+        stages = counted.setdefault((sample, line["turn"]), {})
+        stages[line["stage"]] = stages.get(line["stage"], 0) + 1
+    assert counted == TURN_STAGES
+    # Only the chatbot's own calls: the simulated user and the judge are not its stages.
+    systems = {line["messages"][0]["content"].split("\n")[0] for line in lines}
+    assert not any(s.startswith(("You write the messages of a USER", "You are a fact checker"))
+                   for s in systems)
+    [scored] = [x for x in lines if x["stage"] == "refine-feedback" and x["turn"] == 1
+                and "KickassTorrents" in x["conversation_id"]]
+    assert json.loads(scored["messages"][2]["content"])["natural"]["score"] == 70
+    [rewritten] = [x for x in lines if x["stage"] == "refine" and "Kickass" in
+                   x["conversation_id"]]
+    assert rewritten["messages"][2]["content"].startswith(
+        "KickassTorrents, founded in 2008, went offline on 20 July 2016 [")
+    assert "- natural: natural is weak. 70/100" in rewritten["messages"][1]["content"]
+
+    # The run twice: every call of the second pass repeats one of the first.
+    twice = freshwiki(env, "chat", "export-traces", "--run", run_id, "--run", run_id,
+                      "--out", str(tmp_path / "twice.jsonl"))
+    assert "wrote 37 examples" in twice.stdout and "37 repeated calls left out" in twice.stdout
+    for args, needle in [(["--run", "zzzz"], "no run 'zzzz'"),
+                         (["--run", run_id, "--conversation", "x"], "not both")]:
+        failed = freshwiki(env, "chat", "export-traces", *args, "--out",
+                           str(tmp_path / "bad.jsonl"))
+        assert failed.returncode == 2 and needle in failed.stderr, failed.stderr
+    assert not (tmp_path / "bad.jsonl").exists()
+
+
+def test_exporting_a_run_without_chat_turns_says_which_runs_have_them(
+    _isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from freshwiki.evaluation import ResultsStore
+    from tests.cli.invoke import run_main
+    from tests.evaluation.leaderboard_data import commit, growover_runs
+
+    ralm = growover_runs()[0]
+    with ResultsStore(_isolated_home / "runs" / "runs.sqlite") as store:
+        commit(store, ralm)
+    out = tmp_path / "none.jsonl"
+    code, _, err = run_main(["chat", "export-traces", "--run", ralm.run_id, "--out", str(out)],
+                            monkeypatch, capsys)
+    flat = " ".join(err.split())
+    assert code == 2 and f"run {ralm.run_id}" in flat and "stored no grounded chat turn" in flat
+    assert "--system grounded" in flat
+    assert not out.exists() and not out.with_name("none.jsonl.partial").exists()

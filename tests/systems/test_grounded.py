@@ -10,6 +10,7 @@ from freshwiki.config import Settings
 from freshwiki.llm import Message
 from freshwiki.retrieval import HybridIndex
 from freshwiki.systems import SystemSetupError, load_system
+from freshwiki.systems._index import LazyIndex
 from freshwiki.systems.grounded import GroundedSystem
 from tests.chat.fakes import js, scripted_llm
 
@@ -53,9 +54,30 @@ async def test_a_task_becomes_one_cited_chat_turn_on_the_bare_question(
 def test_options_are_checked_and_recorded(settings: Settings) -> None:
     llm, _ = scripted_llm({})
     system = load_system("grounded", llm, settings, {"mode": "full", "k": "8", "index": "x"})
-    assert system.describe() == {"mode": "full", "k": 8, "index": "x"}
+    # Full mode refines with feedback (WikiChat's stage 7) unless told otherwise.
+    assert system.describe() == {"mode": "full", "k": 8, "index": "x", "refine": "feedback"}
+    plain = load_system("grounded", llm, settings, {"mode": "full", "refine": "plain"})
+    assert plain.describe()["refine"] == "plain"
+    # Fast mode has no separate stage 7: nothing to describe, and nothing to choose.
+    assert "refine" not in load_system("grounded", llm, settings, {}).describe()
+    with pytest.raises(SystemSetupError, match="refine applies to full mode only"):
+        load_system("grounded", llm, settings, {"refine": "plain"})
+    with pytest.raises(SystemSetupError, match="refine must be feedback or plain"):
+        load_system("grounded", llm, settings, {"mode": "full", "refine": "fancy"})
     with pytest.raises(SystemSetupError, match="mode must be fast or full"):
         load_system("grounded", llm, settings, {"mode": "turbo"})
+
+
+async def test_the_refine_option_reaches_the_pipeline(
+    settings: Settings, mini_index: HybridIndex
+) -> None:
+    llm, _ = scripted_llm({})
+    system = load_system("grounded", llm, settings, {"mode": "full", "refine": "plain"})
+    assert isinstance(system, GroundedSystem)
+    system._index = LazyIndex("grounded", settings, "mini", mini_index)
+    engine = await system._loaded()
+    assert isinstance(engine, GroundedChat)
+    assert (engine.mode, engine.refine) == ("full", "plain")
 
 
 async def test_a_missing_named_index_is_a_setup_error(settings: Settings) -> None:

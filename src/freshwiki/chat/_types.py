@@ -108,7 +108,8 @@ class StageRecord:
 
     Attributes:
         stage: Stage name (``query``, ``facts``, ``draft``, ``claims``, ``verify``, ``compose``,
-            ``refine``, or a fused name in fast mode such as ``draft+claims``).
+            ``refine-feedback``, ``refine``, ``check``, or a fused name in fast mode such as
+            ``draft+claims``).
         instruction: The system prompt.
         input: The user-side input the stage saw.
         output: What the model returned (raw text; JSON for schema stages).
@@ -135,6 +136,42 @@ class StageRecord:
 
 
 @dataclass(frozen=True)
+class CriterionFeedback:
+    """The refiner's judgement of the composed reply on one criterion (stage 7, full mode).
+
+    Attributes:
+        criterion: ``relevant``, ``natural``, ``non_repetitive`` or ``temporally_correct``.
+        score: 0-100; 100 means nothing to improve.
+        feedback: One line saying why.
+    """
+
+    criterion: str
+    score: int
+    feedback: str
+
+
+@dataclass(frozen=True)
+class Refinement:
+    """What stage 7 did to the composed reply (full mode; fast mode fuses it into compose).
+
+    Attributes:
+        way: ``feedback`` (scores and feedback per criterion, then a rewrite that applies
+            them: WikiChat's stage 7) or ``plain`` (one rewrite call, no scores).
+        feedback: The scores and feedback (``feedback`` way; empty when the call gave no
+            usable JSON).
+        rewritten: Whether the rewrite replaced the composed reply. ``False`` when every
+            criterion scored 100, the feedback was unusable, or the rewrite was empty or
+            withheld whole by the guard: the composed reply went on instead.
+        note: Why the composed reply was kept, when it was.
+    """
+
+    way: str
+    feedback: tuple[CriterionFeedback, ...] = ()
+    rewritten: bool = False
+    note: str = ""
+
+
+@dataclass(frozen=True)
 class TurnTrace:
     """Everything that happened in one turn, for ``/trace``, the evidence panel and reports."""
 
@@ -155,6 +192,8 @@ class TurnTrace:
     question or a sentence its evidence refutes (stage 8, ``reply_checks``)."""
     reply_checks: tuple[ClaimCheck, ...] = ()
     """Stage 8's verdict on each cited sentence of the composed reply."""
+    refinement: Refinement | None = None
+    """Stage 7's scores, feedback and outcome (full mode with a composed reply)."""
 
     @property
     def llm_calls(self) -> int:

@@ -34,8 +34,10 @@ from freshwiki.chat._types import (
     Citation,
     ClaimCheck,
     Conflict,
+    CriterionFeedback,
     Evidence,
     Fact,
+    Refinement,
     Reply,
     Role,
     SearchQuery,
@@ -456,6 +458,17 @@ def _evidence(data: Mapping[str, Any]) -> Evidence:
                     timestamp=data.get("timestamp"), score=float(data.get("score") or 0.0))
 
 
+def _refinement(data: Mapping[str, Any] | None) -> Refinement | None:
+    if not data:
+        return None
+    return Refinement(
+        way=str(data.get("way", "")),
+        feedback=tuple(CriterionFeedback(str(f["criterion"]), int(f["score"]),
+                                         str(f.get("feedback", "")))
+                       for f in data.get("feedback") or ()),
+        rewritten=bool(data.get("rewritten")), note=str(data.get("note", "")))
+
+
 def _stage(data: Mapping[str, Any]) -> StageRecord:
     return StageRecord(
         stage=str(data["stage"]), instruction=str(data.get("instruction", "")),
@@ -492,6 +505,7 @@ def reply_from_dict(data: Mapping[str, Any]) -> Reply:
                         for c in trace.get("conflicts") or ()),
         stages=tuple(_stage(s) for s in trace.get("stages") or ()),
         timings={str(k): float(v) for k, v in (trace.get("timings") or {}).items()},
+        refinement=_refinement(trace.get("refinement")),
     )
     return Reply(
         text=str(data.get("text", "")),

@@ -73,6 +73,7 @@ from freshwiki.chat._evidence import PassageBook, SearchIndex, neutralise, to_ev
 from freshwiki.chat._types import (
     ChatMessage,
     ClaimCheck,
+    CriterionFeedback,
     Evidence,
     Fact,
     Mode,
@@ -113,9 +114,11 @@ from freshwiki.chat.query import QueryPlan, heuristic_plan, plan_query, time_int
 from freshwiki.chat.refine import (
     REFINE_WAYS,
     RefineWay,
+    clean_rewrite,
     feedback_messages,
     needs_rewrite,
     refine_messages,
+    same_text,
     score_reply,
 )
 from freshwiki.chat.reply_check import check_reply
@@ -569,14 +572,13 @@ class GroundedChat:
 
         Sets ``turn.refinement``. The ``feedback`` way rewrites only when a criterion scored
         below 100, and keeps the composed reply when the scores could not be read (as
-        WikiChat's implementation does).
+        WikiChat's implementation does). The rewrite, without the ``<reply>`` tags a model may
+        copy from its prompt, goes through the guard whole (it is not streamed: stage 8
+        checks it before release).
         """
         if self.refine == "plain":
-            refined = await self._guarded(
-                turn, "refine", refine_messages(turn.history, composed, turn.today), 300)
-            kept = "" if refined.strip() else "rewrite empty or withheld: composed reply kept"
-            turn.refinement = Refinement("plain", rewritten=not kept, note=kept)
-            return refined
+            return await self._rewrite(
+                turn, composed, "plain", (), refine_messages(turn.history, composed, turn.today))
         feedback = await score_reply(turn.calls, turn.history, composed, turn.today)
         if feedback is None:
             turn.refinement = Refinement("feedback",
@@ -586,11 +588,23 @@ class GroundedChat:
             turn.refinement = Refinement("feedback", feedback,
                                          note="every criterion scored 100: composed reply kept")
             return ""
-        refined = await self._guarded(
-            turn, "refine", feedback_messages(turn.history, composed, turn.today, feedback),
-            300)
-        kept = "" if refined.strip() else "rewrite empty or withheld: composed reply kept"
-        turn.refinement = Refinement("feedback", feedback, rewritten=not kept, note=kept)
+        return await self._rewrite(
+            turn, composed, "feedback", feedback,
+            feedback_messages(turn.history, composed, turn.today, feedback))
+
+    @staticmethod
+    async def _rewrite(turn: _Turn, composed: str, way: str,
+                       feedback: Sequence[CriterionFeedback], messages: list[Message]) -> str:
+        """The ``refine`` call's text through the guard (``""``: keep ``composed``)."""
+        rewrite = clean_rewrite(await turn.calls.text("refine", messages, max_tokens=300))
+        refined = turn.guard.feed(rewrite) + turn.guard.finish()
+        if not refined.strip():
+            note = "rewrite empty or withheld: composed reply kept"
+        elif same_text(rewrite, composed):
+            note = "rewrite identical to the composed reply"
+        else:
+            note = ""
+        turn.refinement = Refinement(way, tuple(feedback), rewritten=not note, note=note)
         return refined
 
     async def _checked(self, turn: _Turn, text: str, block: list[dict[str, str]]

@@ -1,5 +1,8 @@
 """``freshwiki chat``: the terminal REPL, ``chat list`` and ``chat export-traces``.
 
+``chat export-traces`` reads stage calls from stored conversations or, with ``--run``, from the
+grounded system's turns in evaluation runs (a benchmark run as a distillation set).
+
 The REPL itself (:func:`repl`) takes any :class:`~freshwiki.chat.ChatEngine`, a line reader
 and a console, so it is tested with a scripted engine and piped lines exactly as a person would
 drive it.
@@ -16,7 +19,7 @@ import dataclasses
 import hashlib
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -29,6 +32,7 @@ from freshwiki.chat import ChatEngine, ChatMessage, Evidence, Mode, Reply
 from freshwiki.chat.conversations import (
     ConversationStore,
     MessageError,
+    StageExample,
     check_message,
     conversations_path,
 )
@@ -84,14 +88,26 @@ def chat_export_traces(
     out_file: Annotated[Path, typer.Option("--out", help="JSONL file to write.")],
     conversation: Annotated[str | None, typer.Option(
         help="Only this conversation (id or unique prefix).")] = None,
+    run: Annotated[list[str] | None, typer.Option(
+        "--run", help="Instead of stored conversations, the grounded system's turns in this "
+        "evaluation run (id or unique prefix; repeatable; `freshwiki runs` lists them).")
+    ] = None,
     dedupe: Annotated[bool, typer.Option(
         help="Write an exactly repeated call (e.g. a cache hit) once.")] = True,
 ) -> None:
     """Write each stored stage call as chat-format JSONL, to fine-tune a smaller model on."""
-    counts = export_traces(state.resolved().settings, out_file, conversation=conversation,
-                           dedupe=dedupe)
+    if run and conversation is not None:
+        raise typer.BadParameter("give --conversation or --run, not both",
+                                 param_hint="--conversation")
+    settings = state.resolved().settings
+    if run:
+        counts = export_run_traces(settings, out_file, run, dedupe=dedupe)
+        source = f"conversation(s) of run {', '.join(counts['runs'])}"
+    else:
+        counts = export_traces(settings, out_file, conversation=conversation, dedupe=dedupe)
+        source = "conversation(s)"
     out.print(f"wrote {counts['examples']} examples from {counts['conversations']} "
-              f"conversation(s) to {out_file} ({counts['skipped_unusable']} unusable and "
+              f"{source} to {out_file} ({counts['skipped_unusable']} unusable and "
               f"{counts['skipped_duplicates']} repeated calls left out)", soft_wrap=True,
               markup=False, highlight=False)
 
@@ -139,9 +155,10 @@ def print_sources(reply: Reply, console: Console) -> None:
 def print_trace(reply: Reply, console: Console) -> None:
     """Everything the last turn did: what ``/trace`` shows.
 
-    Searches, kept facts, each claim with its verdict and evidence, conflicts between
-    sources, then each LLM call with its latency, tokens (and prompt tokens reused from the
-    KV cache) and whether the response cache answered it.
+    Searches, kept facts, each claim with its verdict and evidence, stage 7's scores and
+    feedback (full mode), conflicts between sources, then each LLM call with its latency,
+    tokens (and prompt tokens reused from the KV cache) and whether the response cache
+    answered it.
     """
     trace = reply.trace
     cited = {c.evidence.passage_id: c.number for c in reply.citations}
@@ -192,6 +209,19 @@ def print_trace(reply: Reply, console: Console) -> None:
             table.add_row(escape(check.claim), f"[{style}]{check.verdict}[/{style}]",
                           escape(check.rationale))
         console.print(table)
+    refinement = trace.refinement
+    if refinement is not None and refinement.feedback:
+        table = Table(title="refine with feedback (stage 7)", title_justify="left")
+        for col in ("criterion", "score", "feedback"):
+            table.add_column(col, justify="right" if col == "score" else "left")
+        for item in refinement.feedback:
+            table.add_row(item.criterion.replace("_", " "), str(item.score),
+                          escape(item.feedback))
+        console.print(table)
+    if refinement is not None:
+        outcome = "rewritten" if refinement.rewritten else refinement.note or "kept"
+        console.print(f"stage 7 ({refinement.way}): {escape(outcome)}", soft_wrap=True,
+                      highlight=False)
     for sentence in trace.removed:
         console.print(f"[red]withheld[/red]: {escape(sentence)}", soft_wrap=True)
     for conflict in trace.conflicts:
@@ -457,15 +487,68 @@ def export_traces(settings: Settings, out: Path, *, conversation: str | None,
         raise FreshwikiError(f"no stored conversations at {path}",
                              hint="chat first (`freshwiki chat` or `freshwiki serve`), or check "
                              "FRESHWIKI_HOME.")
+    with ConversationStore(path) as store:
+        chosen = store.resolve(conversation) if conversation is not None else None
+        return _write_examples(store.stage_examples(chosen), out, dedupe=dedupe)
+
+
+def export_run_traces(settings: Settings, out: Path, run_ids: Sequence[str], *,
+                      dedupe: bool = True) -> dict[str, Any]:
+    """Like :func:`export_traces`, from the grounded system's turns in evaluation runs.
+
+    Every LLM call of every grounded chat turn the runs stored (a question benchmark's
+    answer, or each turn of a simulated conversation) becomes one line in the same format;
+    its ``conversation_id`` is ``RUN/SAMPLE/TEMPLATE``, ``turn`` the turn in that
+    conversation, ``model`` the run's model spec (the teacher). The simulated user's and the
+    judge's calls are not in the traces, so they are never exported.
+
+    Returns:
+        The counts of :func:`export_traces`, plus ``runs`` (the full run ids).
+
+    Raises:
+        FreshwikiError: No runs store, an unknown run, or a run with no grounded chat turn.
+    """
+    from freshwiki.evaluation import ResultsStore, default_results_path, grounded_turns
+
+    path = default_results_path(settings)
+    if not path.exists():
+        raise FreshwikiError(f"no evaluation results at {path}, so no run {run_ids[0]!r}",
+                             hint="`freshwiki runs` lists stored runs; `freshwiki eval ... "
+                             "--system grounded` makes one (is FRESHWIKI_HOME the same?).")
+    with ResultsStore(path) as store:
+        infos = [store.run_info(r) for r in run_ids]
+
+        def examples() -> Iterator[StageExample]:
+            for info in infos:
+                found = False
+                for turn in grounded_turns(store.traces(info.run_id, key="chat")):
+                    found = True
+                    source = f"{info.run_id}/{turn.sample_id}/{turn.template}"
+                    for record in turn.reply.trace.stages:
+                        yield StageExample(source, turn.turn, info.model, record)
+                if not found:
+                    raise FreshwikiError(
+                        f"run {info.run_id} ({info.benchmark}, system {info.system}) stored no "
+                        "grounded chat turn",
+                        hint="only the grounded system's traces hold stage calls: export a "
+                        "run made with `--system grounded`.")
+
+        counts = _write_examples(examples(), out, dedupe=dedupe)
+    counts["runs"] = list(dict.fromkeys(i.run_id for i in infos))
+    return counts
+
+
+def _write_examples(examples: Iterable[StageExample], out: Path, *, dedupe: bool
+                    ) -> dict[str, Any]:
+    """Write usable examples as JSONL (temp file, then renamed): nothing half-written."""
     counts = {"examples": 0, "skipped_unusable": 0, "skipped_duplicates": 0, "conversations": 0}
     seen: set[bytes] = set()
     sources: set[str] = set()
-    with ConversationStore(path) as store:
-        chosen = store.resolve(conversation) if conversation is not None else None
-        out.parent.mkdir(parents=True, exist_ok=True)
-        partial = out.with_name(out.name + ".partial")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.with_name(out.name + ".partial")
+    try:
         with partial.open("w", encoding="utf-8") as fh:
-            for example in store.stage_examples(chosen):
+            for example in examples:
                 record = example.record
                 if record.error:
                     counts["skipped_unusable"] += 1
@@ -479,6 +562,9 @@ def export_traces(settings: Settings, out: Path, *, conversation: str | None,
                 sources.add(example.conversation_id)
                 fh.write(json.dumps(example.as_training_line(), ensure_ascii=False) + "\n")
                 counts["examples"] += 1
-        partial.replace(out)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    partial.replace(out)
     counts["conversations"] = len(sources)
     return counts

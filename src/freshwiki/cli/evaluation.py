@@ -35,7 +35,7 @@ def eval_command(
         "--scorer", help="Scorer name, repeatable (default: the benchmark's scorers).")] = None,
     option: Annotated[list[str] | None, typer.Option(
         "--option", "-o", help="System option KEY=VALUE, repeatable (rag: k, index, time; "
-        "grounded: mode, k, index; ralm: k; rilm: gate, k, threshold; search-agent: k, "
+        "grounded: mode, k, index, refine; ralm: k; rilm: gate, k, threshold; search-agent: k, "
         "backend, control; an unknown key lists a system's options).")
     ] = None,
     benchmark_option: Annotated[list[str] | None, typer.Option(

@@ -1,4 +1,4 @@
-"""``freshwiki runs``: list, compare, export and import evaluation runs.
+"""``freshwiki runs``: list, compare, analyse, export and import evaluation runs.
 
 ``freshwiki runs`` alone lists them (as it always did); the subcommands work on the runs
 store at ``FRESHWIKI_HOME/runs/runs.sqlite``.
@@ -17,7 +17,7 @@ from rich.table import Table
 
 from freshwiki.cli._common import out, progress, state
 
-app = typer.Typer(help="List, compare, export and import evaluation runs.",
+app = typer.Typer(help="List, compare, analyse, export and import evaluation runs.",
                   invoke_without_command=True)
 
 
@@ -122,6 +122,58 @@ def diff(
     out.print(f"{sum(d.identity for d in differences)} identity key(s) differ; code.* are "
               "modules (digest of their code without docstrings), prompts.* files beside them.",
               soft_wrap=True)
+
+
+@app.command("analyse")
+def analyse(
+    run_id: Annotated[str, typer.Argument(help="Run id or unique prefix of a grounded-system "
+                                          "run (`freshwiki runs` lists them).")],
+    by: Annotated[str | None, typer.Option(
+        "--by", help="Sample-metadata key to add a column per value of (default: the "
+        "benchmark's first breakdown, e.g. category for simulated-chat; 'none': all only).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """WikiChat's analysis of a grounded run: claims, verdicts, reply sources, latency."""
+    from freshwiki.errors import FreshwikiError
+    from freshwiki.evaluation import ResultsStore, analyse_chat
+
+    with ResultsStore(_existing_store()) as store:
+        results = store.load_run(run_id)
+    info = results.info
+    if not results.chat_turns:
+        raise FreshwikiError(
+            f"run {info.run_id} ({info.benchmark}, system {info.system}) has no grounded chat "
+            "turns to analyse",
+            hint="the analysis reads the traces the grounded system stores: run e.g. "
+            "`freshwiki eval simulated-chat --system grounded`.")
+    breakdowns = list(info.config.get("breakdowns") or [])
+    key = None if by == "none" else by or (breakdowns[0] if breakdowns else None)
+    if key is not None and all(key not in t.metadata for t in results.chat_turns):
+        known = sorted({k for t in results.chat_turns for k in t.metadata})
+        raise FreshwikiError(f"no sample of run {info.run_id} has metadata {key!r}",
+                             hint=f"use one of: {', '.join(known) or '(none)'}, or --by none.")
+    analysis = analyse_chat(results.chat_turns, key)
+    assert analysis is not None  # there are turns
+    if as_json:
+        out.print_json(json.dumps({"run_id": info.run_id, **analysis.as_json()}))
+        return
+    table = Table(title=f"{info.run_id} · {escape(info.benchmark)} · {escape(info.system)} "
+                        f"· {escape(info.model)}")
+    table.add_column("measure", overflow="fold")
+    for column in analysis.columns:
+        table.add_column(escape(column), justify="right")
+    table.add_column("over")
+    for title, rows in analysis.sections:
+        table.add_section()
+        table.add_row(f"[bold]{escape(title)}[/bold]", *[""] * (len(analysis.columns) + 1))
+        for row in rows:
+            table.add_row(escape(row.label), *row.shown(), row.over)
+    out.print(table)
+    out.print("notes from the draft = verified claims ÷ (facts + verified claims), as WikiChat "
+              "§7.5; cited reply sentences by the passages they cite; latency = mean / median "
+              "seconds over the turns that ran the stage.", soft_wrap=True, markup=False,
+              highlight=False)
 
 
 def _existing_store() -> Path:

@@ -4,6 +4,15 @@ Statistics and reports consume only the run-result types in ``_types``, so they 
 on hand-built results without running a model.
 """
 
+from freshwiki.evaluation._chat_analysis import (
+    ChatAnalysis,
+    ChatTurn,
+    TurnStats,
+    analyse_chat,
+    chat_turns,
+    grounded_turns,
+    turn_stats,
+)
 from freshwiki.evaluation._diff import Difference, diff_runs
 from freshwiki.evaluation._fingerprint import Fingerprint, fingerprint
 from freshwiki.evaluation._gate_training import (
@@ -71,6 +80,8 @@ __all__ = [
     "Agreement",
     "Board",
     "BoardRun",
+    "ChatAnalysis",
+    "ChatTurn",
     "Difference",
     "EvaluationError",
     "ExportSummary",
@@ -98,9 +109,12 @@ __all__ = [
     "StoreError",
     "SystemicFailureError",
     "TransferError",
+    "TurnStats",
     "UnknownRunError",
+    "analyse_chat",
     "bootstrap_ci",
     "build_boards",
+    "chat_turns",
     "check_runs_files",
     "cluster_bootstrap_ci",
     "default_results_path",
@@ -108,6 +122,7 @@ __all__ = [
     "evaluate",
     "export_runs",
     "fingerprint",
+    "grounded_turns",
     "import_runs",
     "label_agreement",
     "label_for",
@@ -120,6 +135,7 @@ __all__ = [
     "select_runs",
     "summarize",
     "train_gate_from_run",
+    "turn_stats",
     "write_leaderboard",
     "write_report",
     "write_site",

@@ -28,6 +28,7 @@ import jinja2
 
 from freshwiki import __version__
 from freshwiki.errors import FreshwikiError
+from freshwiki.evaluation._chat_analysis import ChatAnalysis, analyse_chat
 from freshwiki.evaluation._classification import VOTE, BenchmarkAnalysis, analyse, as_summary
 from freshwiki.evaluation._contradiction import (
     SHORT,
@@ -312,6 +313,8 @@ class RunView:
     accounting: tuple[Accounting, ...]
     warnings: tuple[str, ...]
     examples: tuple[tuple[str, tuple[tuple[str, tuple[Example, ...]], ...]], ...]
+    chat: ChatAnalysis | None = None
+    """WikiChat's analysis of the grounded system's turns (none for other systems)."""
 
 
 @dataclass(frozen=True)
@@ -500,6 +503,7 @@ def _run_view(results: RunResults, label: str, by: Sequence[str] | None) -> RunV
         failure_counts=failure_counts, failure_rows=failure_rows,
         accounting=accounting, warnings=warnings,
         examples=tuple((s, _examples([i for i in items if i.scorer == s])) for s in scorers),
+        chat=analyse_chat(results.chat_turns, breakdowns[0] if breakdowns else None),
     )
 
 

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from freshwiki.benchmarks import Output, Sample, Score
 from freshwiki.errors import FreshwikiError
+from freshwiki.evaluation._chat_analysis import FACTUALITY, chat_turns
 from freshwiki.evaluation._diff import diff_runs
 from freshwiki.evaluation._types import FailedItem, RunInfo, RunResults, ScoredItem
 from freshwiki.llm import Usage
@@ -368,8 +369,9 @@ class ResultsStore:
     def load_run(self, run_id: str) -> RunResults:
         """Everything committed for a run (id or unique prefix), in sample order.
 
-        Each scored item carries its sample's metadata and the output text, so reports
-        need nothing else.
+        Each scored item carries its sample's metadata and the output text, and the grounded
+        system's chat turns come summarised from their traces (``RunResults.chat_turns``,
+        answered or not yet scored), so reports need nothing else.
         """
         info = self.run_info(run_id)
         rows = self._conn.execute(
@@ -387,7 +389,38 @@ class ResultsStore:
             )
             for r in rows
         )
-        return RunResults(info=info, items=items, failures=tuple(self.failures(info.run_id)))
+        turns = tuple(chat_turns(self.traces(info.run_id, key="chat"),
+                                 self.score_data(info.run_id, FACTUALITY)))
+        return RunResults(info=info, items=items, failures=tuple(self.failures(info.run_id)),
+                          chat_turns=turns)
+
+    def traces(self, run_id: str, *, key: str | None = None
+               ) -> Iterator[tuple[str, str, dict[str, Any], str, dict[str, Any]]]:
+        """``(sample_id, template, metadata, text, trace)`` of every output, in sample order.
+
+        Args:
+            run_id: A full run id.
+            key: Only outputs whose trace has this key at some depth (``"chat"``: the
+                grounded system's turns). Tested on the stored JSON text before parsing, so
+                other runs' traces are never decoded: a JSON key is a quoted string followed
+                by a colon, which no string value can contain unescaped.
+        """
+        query = ("SELECT sample_id, template, metadata, text, trace FROM outputs "
+                 "WHERE run_id = ?")
+        params: tuple[Any, ...] = (run_id,)
+        if key is not None:
+            query += " AND instr(trace, ?) > 0"
+            params += (json.dumps(key) + ":",)
+        for row in self._conn.execute(query + " ORDER BY sample_index, sample_id, template",
+                                      params):
+            yield (row[0], row[1], json.loads(row[2]), row[3], json.loads(row[4]))
+
+    def score_data(self, run_id: str, scorer: str) -> dict[tuple[str, str], dict[str, Any]]:
+        """The ``data`` a scorer stored with each score of a run, by (sample, template)."""
+        rows = self._conn.execute(
+            "SELECT sample_id, template, data FROM scores WHERE run_id = ? AND scorer = ?",
+            (run_id, scorer)).fetchall()
+        return {(r[0], r[1]): json.loads(r[2]) for r in rows}
 
     # -- results ---------------------------------------------------------------------------
 

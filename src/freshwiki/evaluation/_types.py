@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from freshwiki.evaluation._chat_analysis import TurnStats
+
 
 @dataclass(frozen=True)
 class RunInfo:
@@ -96,3 +98,6 @@ class RunResults:
     info: RunInfo
     items: tuple[ScoredItem, ...]
     failures: tuple[FailedItem, ...] = ()
+    chat_turns: tuple[TurnStats, ...] = ()
+    """The grounded system's chat turns, from the outputs' traces (empty for other systems):
+    what the WikiChat analysis (``_chat_analysis``) is computed from."""

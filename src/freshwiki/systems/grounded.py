@@ -9,7 +9,10 @@ answer) with the same model.
 
 Options (``--option key=value``): ``mode`` (``fast`` or ``full``, default ``fast``), ``k``
 (passages per question, default 5), ``index`` (default: your ``main`` index when built, else
-the default corpus). All are in :meth:`GroundedSystem.describe`, so changing one starts a new run.
+the default corpus), ``refine`` (full mode's stage 7: ``feedback``, WikiChat's scores and
+feedback then a rewrite, the default; or ``plain``, one rewrite call; fast mode has no separate
+stage 7, so there it must stay the default). All that shape the replies are in
+:meth:`GroundedSystem.describe`, so changing one starts a new run.
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ from freshwiki.systems._options import SystemSetupError, read_options
 if TYPE_CHECKING:
     from freshwiki.config import Settings
 
-DEFAULTS: Mapping[str, Any] = {"mode": "fast", "k": 5, "index": "main"}
+DEFAULTS: Mapping[str, Any] = {"mode": "fast", "k": 5, "index": "main", "refine": "feedback"}
+REFINE_WAYS = ("feedback", "plain")
 
 
 def conversation_of(task: Task) -> list[ChatMessage]:
@@ -56,35 +60,51 @@ class GroundedSystem:
         mode: ``fast`` or ``full``.
         k: Passages retrieved for the question.
         index_name: Index to search.
+        refine: Full mode's stage 7, ``feedback`` or ``plain`` (see ``GroundedChat``).
         engine: A ready engine to use instead of building one (tests; not closed here).
     """
 
     name = "grounded"
 
     def __init__(self, llm: LLM, settings: Settings, *, mode: str = "fast", k: int = 5,
-                 index_name: str = "main", engine: ChatEngine | None = None) -> None:
+                 index_name: str = "main", refine: str = "feedback",
+                 engine: ChatEngine | None = None) -> None:
         if mode not in ("fast", "full"):
             raise SystemSetupError(f"system 'grounded': mode must be fast or full, not {mode!r}",
                                    hint="pass --option mode=fast or --option mode=full.")
+        if refine not in REFINE_WAYS:
+            raise SystemSetupError(
+                f"system 'grounded': refine must be feedback or plain, not {refine!r}",
+                hint="pass --option refine=feedback (WikiChat's stage 7) or refine=plain.")
+        if mode == "fast" and refine != DEFAULTS["refine"]:
+            raise SystemSetupError(
+                "system 'grounded': refine applies to full mode only (fast mode writes and "
+                "refines the reply in one call)",
+                hint="add --option mode=full, or leave refine out.")
         if k < 1:
             raise SystemSetupError(f"system 'grounded': k must be at least 1, got {k}",
                                    hint="pass e.g. --option k=5.")
         self.llm = llm
         self.mode = mode
+        self.refine = refine
         self.k = k
         self.index_name = index_name
         self._engine = engine
         self._index = LazyIndex("grounded", settings, index_name)
 
     def describe(self) -> Mapping[str, Any]:
-        """Mode, k and index: what decides the pipeline's evidence and calls."""
-        return {"mode": self.mode, "k": self.k, "index": self.index_name}
+        """Mode, k, index and (full mode) refine: what decides the pipeline's calls."""
+        described: dict[str, Any] = {"mode": self.mode, "k": self.k, "index": self.index_name}
+        if self.mode == "full":
+            described["refine"] = self.refine
+        return described
 
     async def _loaded(self) -> ChatEngine:
         if self._engine is None:
             index = await self._index.get()
             self._engine = self._engine or GroundedChat(
-                self.llm, index, mode=self.mode, k=self.k)  # type: ignore[arg-type]
+                self.llm, index, mode=self.mode, k=self.k,  # type: ignore[arg-type]
+                refine=self.refine)  # type: ignore[arg-type]
         return self._engine
 
     async def respond(self, task: Task) -> Output:
@@ -113,8 +133,8 @@ class GroundedSystem:
 
 
 def grounded_system(llm: LLM, settings: Settings, options: Mapping[str, Any]) -> System:
-    """``grounded``: the grounded chat pipeline (options mode, k, index)."""
+    """``grounded``: the grounded chat pipeline (options mode, k, index, refine)."""
     values = read_options("grounded", {"index": resolve_index_name(settings), **options},
                           DEFAULTS)
     return GroundedSystem(llm, settings, mode=values["mode"], k=values["k"],
-                          index_name=values["index"])
+                          index_name=values["index"], refine=values["refine"])
