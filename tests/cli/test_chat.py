@@ -197,8 +197,9 @@ def test_resume_continues_the_stored_history(session: Session) -> None:
 CLAIMS = {"claims": ["Clasmatocolea fasciculata is a liverwort found in South Africa."]}
 VERDICTS = {"answers": ["South Africa"]}  # the cloze verifier reads the value
 CHECKED = {"answers": ["South Africa"]}  # stage 8 reads it again, for the composed sentence
-COMPOSED = ("Clasmatocolea fasciculata is a liverwort that grows on woody debris in South "
-            "Africa [1].")
+# The SUPPORTED claim leads the reply; the composer continues it.
+LEAD = "Clasmatocolea fasciculata is a liverwort found in South Africa [1]."
+COMPOSED = "It grows on woody debris in South Africa [1]."
 
 
 def write_script(path: Path, *steps: Any) -> str:
@@ -233,7 +234,7 @@ def test_the_executable_chats_traces_resumes_lists_and_exports(
                     "/trace\n")
     assert run.returncode == 0, run.stderr
     # topic leads carry no edit time, so the source line names no date (not the file's mtime)
-    assert (f"you> What is Clasmatocolea fasciculata?\n{COMPOSED}\nSources:\n"
+    assert (f"you> What is Clasmatocolea fasciculata?\n{LEAD} {COMPOSED}\nSources:\n"
             "  [1] Clasmatocolea fasciculata\n") in run.stdout
     assert ATTRIBUTION in run.stdout and "4 LLM calls" in run.stdout
     trace = run.stdout.split("you> /trace", 1)[1]
