@@ -270,6 +270,9 @@ def main() -> int:
                         help="the questions of qa_fresh.jsonl (titles neither earlier set saw, "
                              "made after the last change tuned on them), results in "
                              "chat_accuracy_fresh*.json")
+    parser.add_argument("--sample", default=None,
+                        help="what the result is in or out of sample of, when not what the set "
+                             "implies (e.g. a re-run after fixes made from reading its replies)")
     parser.add_argument("--out", default=None,
                         help="result file name under experiments/results (default: by set)")
     parser.add_argument("--report-only", action="store_true",
@@ -337,7 +340,7 @@ def main() -> int:
     sets = collections.Counter(q["set"] for q in questions)
     # In sample: the dev and held-out sets were read to make the chat's checks; the fresh
     # set was made after the last such change and nothing was tuned on it.
-    sample = "out of sample" if args.fresh else "in sample"
+    sample = args.sample or ("out of sample" if args.fresh else "in sample")
     write_result(out, {
         "model": settings.model,
         "seconds": round(time.perf_counter() - started, 1),
