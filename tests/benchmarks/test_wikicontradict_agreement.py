@@ -4,19 +4,26 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from importlib import resources
 from pathlib import Path
 
 import pytest
 
 from freshwiki.benchmarks.wikicontradict import (
     HumanLabelsError,
+    Selection,
     WikiContradict,
+    agreement_report,
     builtin_human_labels,
+    builtin_real_labels,
     cohens_kappa,
     confusion_matrix,
     load_human_labels,
     percent_agreement,
     precision_recall_f1,
+    select_questions,
+    template_spec,
+    wilson_interval,
 )
 
 C, P, N = "correct", "partially_correct", "incorrect"
@@ -118,3 +125,97 @@ def test_builtin_validation_set_is_well_formed(wikicontradict: WikiContradict) -
     assert {h.sample_id for h in labels} <= ids
     assert {h.template for h in labels} == {"4", "5"}
     assert Counter(h.label for h in labels) == {C: 14, P: 13, N: 13}
+
+
+def test_agreement_report_worked_by_hand() -> None:
+    gold = [C, C, C, P, P, N, N, N]
+    pred = [C, P, C, P, N, N, C, N]
+    # C: predicted at 0, 2, 6; gold at 0, 1, 2 -> tp 2, fp 1 (6), fn 1 (1): P = R = F1 = 2/3
+    # P: predicted at 1, 3; gold at 3, 4 -> tp 1, fp 1, fn 1: P = R = F1 = 1/2
+    # N: predicted at 4, 5, 7; gold at 5, 6, 7 -> tp 2, fp 1 (4), fn 1 (6): 2/3 each
+    report = agreement_report(gold, pred)
+    expected = {C: (2 / 3, 2 / 3, 2 / 3, 2, 1, 1), P: (1 / 2, 1 / 2, 1 / 2, 1, 1, 1),
+                N: (2 / 3, 2 / 3, 2 / 3, 2, 1, 1)}
+    for label, (precision, recall, f1, tp, fp, fn) in expected.items():
+        s = report.per_class[label]
+        assert (s.precision, s.recall, s.f1) == pytest.approx((precision, recall, f1)), label
+        assert (s.true_positives, s.false_positives, s.false_negatives) == (tp, fp, fn), label
+    assert report.n == 8
+    assert report.macro_f1 == pytest.approx(11 / 18)  # (2/3 + 1/2 + 2/3) / 3
+    assert report.accuracy == pytest.approx(5 / 8)  # agree at 0, 2, 3, 5, 7
+    # both sides C:3 P:2 N:3 -> p_e = (9 + 4 + 9) / 64; kappa = (40 - 22) / (64 - 22) = 3/7
+    assert report.kappa == pytest.approx(3 / 7)
+    assert report.confusion == {C: {C: 2, P: 1, N: 0}, P: {C: 0, P: 1, N: 1},
+                                N: {C: 1, P: 0, N: 2}}
+    as_json = json.loads(json.dumps(report.to_json()))
+    p_row = as_json["per_class"][P]
+    assert {k: p_row[k] for k in ("precision", "recall", "f1", "tp", "fp", "fn")} == {
+        "precision": 0.5, "recall": 0.5, "f1": 0.5, "tp": 1, "fp": 1, "fn": 1}
+    # Wilson 95 % for 1 of 2, by hand: centre (0.5 + 1.96^2/4) / (1 + 1.96^2/2) = 0.5,
+    # half-width 1.96 * sqrt(0.125 + 1.96^2/16) / 2.9208 = 0.40548 -> [0.0945, 0.9055]
+    assert p_row["precision_ci95"] == pytest.approx([0.0945, 0.9055], abs=1e-4)
+    assert p_row["recall_ci95"] == pytest.approx([0.0945, 0.9055], abs=1e-4)
+    assert as_json["macro_f1"] == pytest.approx(11 / 18)
+
+
+def test_macro_f1_leaves_out_a_class_nobody_used() -> None:
+    # no P on either side. C: tp 1, fp 1 (2), fn 0 -> F1 2/3; N: tp 2, fp 0, fn 1 (2) ->
+    # P 1, R 2/3, F1 4/5. Macro over C and N = (2/3 + 4/5) / 2 = 11/15 (with P's 0: 22/45).
+    report = agreement_report([C, N, N, N], [C, N, C, N])
+    assert report.per_class[C].f1 == pytest.approx(2 / 3)
+    assert report.per_class[N].f1 == pytest.approx(4 / 5)
+    assert report.per_class[P].f1 == 0.0
+    assert report.macro_f1 == pytest.approx(11 / 15)
+
+
+def test_optional_fields_are_read_and_checked(tmp_path: Path) -> None:
+    full = json.dumps({"sample_id": "wc-044-q1", "template": "5", "response": "761.",
+                       "label": P, "model": "local:qwen2.5-coder-0.5b", "system": "rag",
+                       "reason": "gives passage 1's figure only", "run_id": "abc123",
+                       "labeller": "someone"})
+    plain, labelled = load_human_labels(_write(tmp_path, [GOOD, full]))
+    assert (plain.model, plain.system, plain.reason, plain.run_id) == ("", "", "", "")
+    assert (labelled.model, labelled.system, labelled.reason, labelled.run_id) == (
+        "local:qwen2.5-coder-0.5b", "rag", "gives passage 1's figure only", "abc123")
+    bad = json.dumps({"sample_id": "x", "template": "4", "response": "r", "label": C,
+                      "model": 3})
+    with pytest.raises(HumanLabelsError, match=r"labels\.jsonl:2: field 'model' is not a "):
+        load_human_labels(_write(tmp_path, [GOOD, bad]))
+
+
+def test_wilson_interval_worked_by_hand() -> None:
+    # 5 of 10: centre (0.5 + 0.19208) / 1.38416 = 0.5; half-width
+    # 1.96 * sqrt(0.025 + 0.009604) / 1.38416 = 0.26342 -> [0.2366, 0.7634]
+    assert wilson_interval(5, 10) == pytest.approx((0.2366, 0.7634), abs=1e-4)
+    # 0 of 10: centre = half-width = 0.19208 / 1.38416 = 0.13877 -> [0, 0.2775]
+    low, high = wilson_interval(0, 10) or (None, None)
+    assert low == 0.0 and high == pytest.approx(0.2775, abs=1e-4)
+    assert wilson_interval(10, 10) == pytest.approx((0.7225, 1.0), abs=1e-4)
+    assert wilson_interval(0, 0) is None
+    with pytest.raises(ValueError, match=r"within 0\.\.3"):
+        wilson_interval(4, 3)
+
+
+def test_builtin_real_set_is_well_formed_and_traceable(wikicontradict: WikiContradict) -> None:
+    labels = builtin_real_labels()
+    samples = {s.id: s for s in wikicontradict.samples()}
+    assert len(labels) == 180
+    assert {h.model for h in labels} == {"local:qwen2.5-coder-1.5b", "local:qwen2.5-coder-0.5b",
+                                         "local:smollm2-135m"}
+    assert {h.system for h in labels} == {"vanilla", "rag"}
+    assert {h.template for h in labels} == {"1", "4", "5"}
+    assert Counter(h.label for h in labels) == {C: 6, P: 146, N: 28}  # counted when labelling
+    assert len({(h.run_id, h.sample_id, h.template) for h in labels}) == 180
+    for h in labels:
+        assert h.reason.strip() and h.run_id and h.response.strip(), h
+        assert h.label in template_spec(h.template).classes
+    # every response answers a question its run's seeded selection holds (sample=9, seed=s)
+    raw = resources.files("freshwiki.benchmarks.wikicontradict").joinpath(
+        "validation/real_labels.jsonl").read_text(encoding="utf-8")
+    for line in raw.splitlines():
+        item = json.loads(line)
+        chosen = select_questions(list(samples.values()),
+                                  Selection(item["selection"]["sample"], item["selection"]["seed"]))
+        assert item["sample_id"] in {s.id for s in chosen}
+        assert item["labeller"] and item["method"] and item["date"] == "2026-11-25"
+        assert item["contradiction"] == samples[item["sample_id"]].metadata["contradiction"]

@@ -39,7 +39,8 @@ the paper's 133 Yes/No questions), ``tag`` (the template name, e.g. "Inconsisten
 Templates: see ``_templates`` (1, 2, 3, 4, 5, 5.1, 5.2, 5.3, 5.4; greedy decoding, 250 new
 tokens). 5.3 and 5.4 run on conflict-free revisions of the passages (``_revisions``; the
 shipped ones in ``data/revisions.jsonl`` cover 40 questions), and only on revised questions
-(:meth:`WikiContradict.applies`).
+(:meth:`WikiContradict.applies`). Benchmark options ``sample=N`` and ``seed=S`` keep a
+reproducible subset of N questions from across the file (:func:`select_questions`).
 
 Scorers, reported side by side: ``wikicontradict-judge`` (an LLM reads the response and fills
 in a checklist, see ``_judge``) and ``wikicontradict-match`` (deterministic, see ``_match``).
@@ -54,28 +55,37 @@ Human labels. Agreement with people is measured on a JSONL file, one object per 
     {"sample_id": "wc-044-q1", "template": "4", "response": "...", "label": "correct"}
 
 with ``label`` one of ``correct``, ``partially_correct``, ``incorrect`` (all four fields are
-strings; blank lines are skipped). :func:`load_human_labels` reads one;
-:func:`builtin_human_labels` gives the 40 hand-written, hand-labelled responses that ship in
-``validation/human_labels.jsonl``.
+strings; blank lines are skipped), and optionally the strings ``model``, ``system``, ``reason``
+and ``run_id`` (who produced the response, and why it got its label). :func:`load_human_labels`
+reads one; :func:`builtin_human_labels` gives the 40 hand-written, hand-labelled responses in
+``validation/human_labels.jsonl``, and :func:`builtin_real_labels` the real responses of the
+local models labelled by reading in ``validation/real_labels.jsonl``.
+:func:`agreement_report` lays a scorer's labels against them out as the paper's Table 3.
 """
 
 from __future__ import annotations
 
 from freshwiki.benchmarks.wikicontradict._agreement import (
+    AgreementReport,
     ClassScores,
     HumanLabel,
     HumanLabelsError,
+    agreement_report,
     builtin_human_labels,
+    builtin_real_labels,
     cohens_kappa,
     confusion_matrix,
     load_human_labels,
     percent_agreement,
     precision_recall_f1,
+    wilson_interval,
 )
 from freshwiki.benchmarks.wikicontradict._benchmark import (
     DATASET_FILE,
     MAX_NEW_TOKENS,
+    Selection,
     WikiContradict,
+    select_questions,
     wikicontradict_benchmark,
 )
 from freshwiki.benchmarks.wikicontradict._data import (
@@ -137,6 +147,7 @@ __all__ = [
     "NO_REVISIONS",
     "TEMPLATES",
     "VALUES",
+    "AgreementReport",
     "ClassScores",
     "DatasetError",
     "Edit",
@@ -151,10 +162,13 @@ __all__ = [
     "Revisions",
     "RevisionsError",
     "Rule",
+    "Selection",
     "TemplateSpec",
     "UnknownTemplateError",
     "WikiContradict",
+    "agreement_report",
     "builtin_human_labels",
+    "builtin_real_labels",
     "builtin_revisions",
     "classify",
     "clean_passage",
@@ -171,6 +185,8 @@ __all__ = [
     "percent_agreement",
     "precision_recall_f1",
     "revised_samples",
+    "select_questions",
     "template_spec",
     "wikicontradict_benchmark",
+    "wilson_interval",
 ]

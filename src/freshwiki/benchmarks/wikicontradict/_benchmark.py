@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +39,44 @@ MAX_NEW_TOKENS = 250
 """The paper's generation cap (greedy decoding)."""
 
 
+@dataclass(frozen=True)
+class Selection:
+    """A reproducible subset of the questions: ``size`` of them, chosen by ``seed``.
+
+    ``--limit`` takes the first questions in file order, which cluster on the file's first
+    items; a validation or a cheap run wants questions from across the file instead, and the
+    same ones every time and on every machine.
+    """
+
+    size: int
+    seed: int = 0
+
+
+def select_questions(samples: Sequence[Sample], selection: Selection) -> tuple[Sample, ...]:
+    """The ``selection.size`` questions of ``samples`` that ``selection.seed`` picks, in file order.
+
+    Each question is ranked by the SHA-256 of ``"<seed>:<sample id>"`` and the lowest ranks are
+    taken. Why a hash and not :mod:`random`: the choice depends on nothing but the seed and the
+    ids (not on the Python version or the file's length), and a larger size with the same seed
+    keeps every question of a smaller one, so a selection can be widened and its run resumed.
+
+    Raises:
+        DatasetError: the size is below 1 or above the number of questions.
+    """
+    if not 1 <= selection.size <= len(samples):
+        raise DatasetError(
+            f"benchmark option sample={selection.size} is outside 1..{len(samples)}, the "
+            "number of questions loaded",
+            hint=f"choose a sample size from 1 to {len(samples)}.",
+        )
+
+    def rank(sample: Sample) -> str:
+        return hashlib.sha256(f"{selection.seed}:{sample.id}".encode()).hexdigest()
+
+    chosen = {s.id for s in sorted(samples, key=rank)[: selection.size]}
+    return tuple(s for s in samples if s.id in chosen)
+
+
 class WikiContradict:
     """WikiContradict (Hou et al., 2024): 253 questions over contradictory Wikipedia passages.
 
@@ -62,26 +101,44 @@ class WikiContradict:
     breakdowns: tuple[str, ...] = ("contradiction", "scope", "question_type")
 
     def __init__(self, path: Path, samples: Sequence[Sample],
-                 revisions: Revisions | None = None) -> None:
+                 revisions: Revisions | None = None, *,
+                 selection: Selection | None = None) -> None:
         self.path = path
         self.sha256 = hashlib.sha256(path.read_bytes()).hexdigest()
-        self._samples = tuple(samples)
+        self.selection = selection
+        loaded = tuple(samples)
+        self._samples = loaded if selection is None else select_questions(loaded, selection)
         self.revisions = builtin_revisions() if revisions is None else revisions
-        self._revised = revised_samples(self._samples, self.revisions)
+        # Revisions are checked against every loaded question (they name questions of the
+        # whole file), then kept for the selected ones.
+        kept = {s.id for s in self._samples}
+        self._revised = {sample_id: revised
+                         for sample_id, revised in revised_samples(loaded, self.revisions).items()
+                         if sample_id in kept}
 
     @classmethod
     def from_file(cls, path: Path, *, expected: int | None = EXPECTED_QUESTIONS,
-                  revisions: Revisions | None = None) -> WikiContradict:
+                  revisions: Revisions | None = None,
+                  selection: Selection | None = None) -> WikiContradict:
         """Load and validate the dataset at ``path`` (see :func:`load_wikicontradict`)."""
-        return cls(path, load_wikicontradict(path, expected=expected), revisions)
+        return cls(path, load_wikicontradict(path, expected=expected), revisions,
+                   selection=selection)
 
     def describe(self) -> Mapping[str, Any]:
-        """What identifies the data, for the run's configuration."""
-        return {
+        """What identifies the data, for the run's configuration.
+
+        The selection is named only when there is one, so runs over the whole file keep the
+        configuration (and run id) they had before selections existed.
+        """
+        described: dict[str, Any] = {
             "path": str(self.path), "sha256": self.sha256, "samples": len(self._samples),
             "revisions": {"source": self.revisions.source, "sha256": self.revisions.sha256,
                           "questions": len(self._revised)},
         }
+        if self.selection is not None:
+            described["selection"] = {"sample": self.selection.size,
+                                      "seed": self.selection.seed}
+        return described
 
     def applies(self, sample: Sample, template: str) -> bool:
         """Whether ``template`` is asked of ``sample``.
@@ -138,7 +195,9 @@ def wikicontradict_benchmark(settings: Settings, options: Mapping[str, Any]) -> 
 
     Option ``expected`` (an int, or ``none``) overrides the 253-question check, for a
     deliberately cut-down copy of the file. Option ``revisions`` names a revisions file for
-    templates 5.3 / 5.4 (default: the shipped one; ``none``: no revisions).
+    templates 5.3 / 5.4 (default: the shipped one; ``none``: no revisions). Options ``sample``
+    (a number of questions) and ``seed`` (an int, default 0) keep a reproducible subset of the
+    questions from across the file (:func:`select_questions`).
     """
     raw_path = options.get("path")
     path = Path(str(raw_path)).expanduser() if raw_path else settings.data_dir / DATASET_FILE
@@ -159,4 +218,25 @@ def wikicontradict_benchmark(settings: Settings, options: Mapping[str, Any]) -> 
         revisions = NO_REVISIONS
     elif raw_revisions is not None:
         revisions = load_revisions(Path(str(raw_revisions)).expanduser())
-    return WikiContradict.from_file(path, expected=expected, revisions=revisions)
+    selection: Selection | None = None
+    if "sample" in options:
+        selection = Selection(_int_option(options, "sample"),
+                              _int_option(options, "seed") if "seed" in options else 0)
+    elif "seed" in options:
+        raise DatasetError(
+            "benchmark option seed= chooses questions only together with sample=N",
+            hint="add --benchmark-option sample=N (the number of questions to keep).",
+        )
+    return WikiContradict.from_file(path, expected=expected, revisions=revisions,
+                                    selection=selection)
+
+
+def _int_option(options: Mapping[str, Any], key: str) -> int:
+    value = options[key]
+    try:
+        return int(str(value))
+    except ValueError:
+        raise DatasetError(
+            f"benchmark option {key}={value!r} is not a whole number",
+            hint=f"give {key} as an integer, e.g. --benchmark-option {key}=20.",
+        ) from None
