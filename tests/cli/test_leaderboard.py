@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from freshwiki.evaluation import ResultsStore
+from tests.browser import dump_dom as browser_dom
 from tests.cli.invoke import run_main
 from tests.evaluation.leaderboard_data import (
     SNAPSHOTS,
@@ -28,7 +29,6 @@ from tests.evaluation.leaderboard_data import (
     hellofresh_run,
     wikicontradict_run,
 )
-from tests.evaluation.test_report import chromium
 
 EXE = str(Path(sys.executable).with_name("freshwiki"))
 RALM, VANILLA, RILM = growover_runs()
@@ -45,12 +45,8 @@ def machine(home: Path) -> ResultsStore:
     return ResultsStore(home / "runs" / "runs.sqlite")
 
 
-def dump_dom(page: Path, profile: Path) -> str:
-    proc = subprocess.run(
-        [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-         "--no-first-run", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", f"--user-data-dir={profile}", "--dump-dom", page.as_uri()],
-        capture_output=True, text=True, timeout=120)
+def dump_dom(page: Path, profile: Path) -> str:  # (the page, checked whole)
+    proc = browser_dom(page, profile)
     assert "</html>" in proc.stdout, proc.stderr[-2000:]
     return proc.stdout
 

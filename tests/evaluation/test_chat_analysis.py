@@ -10,7 +10,6 @@ from __future__ import annotations
 import html
 import json
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -26,9 +25,9 @@ from freshwiki.chat import (
     TurnTrace,
 )
 from freshwiki.evaluation import ResultsStore, TurnStats, analyse_chat, chat_turns, turn_stats
+from tests.browser import dump_dom
 from tests.cli.invoke import run_main
 from tests.evaluation.leaderboard_data import commit, growover_runs
-from tests.evaluation.test_report import chromium
 
 
 def passage(pid: str) -> Evidence:
@@ -208,12 +207,7 @@ def test_the_report_shows_the_table_in_a_real_browser(
     assert '| "I don\'t know" turns | 25.0 % (n=4) | 0.0 % (n=2) | 50.0 % (n=2) |' in markdown
     assert "| notes from the draft: verified claims ÷ (facts + verified claims) | 42.9 % (n=7)" \
         in markdown
-    proc = subprocess.run(
-        [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-         "--no-first-run", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom",
-         (tmp_path / "report" / "report.html").as_uri()],
-        capture_output=True, text=True, timeout=120)
+    proc = dump_dom(tmp_path / "report" / "report.html", tmp_path / "profile")
     table = re.search(r'<table class="chat-analysis" data-run="(\w+)">(.*?)</table>',
                       proc.stdout, re.S)
     assert table, f"no analysis table in the DOM; chromium said:\n{proc.stderr[-2000:]}"

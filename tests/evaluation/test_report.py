@@ -7,7 +7,6 @@ import html
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -41,6 +40,7 @@ from freshwiki.evaluation._report import (
     infer_breakdowns,
 )
 from freshwiki.evaluation._store import ResultsStore, default_results_path
+from tests.browser import dump_dom
 from tests.cli.invoke import run_main as run_cli
 
 LABEL = {1.0: "correct", 0.5: "partially_correct", 0.0: "incorrect"}
@@ -287,14 +287,6 @@ def test_two_run_report_has_the_paired_comparison(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ real browser
 
 
-def chromium() -> str:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        found = shutil.which(name)
-        if found:
-            return found
-    pytest.fail("no headless Chromium to check the report in: `apt-get install chromium`")
-
-
 MEASURE = """<script>
 const bars = [...document.querySelectorAll('g.bar-group')].map(g => {
   const r = g.querySelector('rect.bar').getBoundingClientRect();
@@ -318,13 +310,7 @@ def test_charts_render_in_a_real_browser(tmp_path: Path) -> None:
     probe = tmp_path / "probe.html"
     probe.write_text(html_path.read_text(encoding="utf-8").replace("</body>",
                                                                    MEASURE + "</body>"))
-    proc = subprocess.run(
-        [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-         "--no-first-run", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom",
-         probe.as_uri()],
-        capture_output=True, text=True, timeout=120,
-    )
+    proc = dump_dom(probe, tmp_path / "profile")
     found = re.search(r'<pre id="measured">(.*?)</pre>', proc.stdout, re.S)
     assert found, f"no measurements in the DOM; chromium said:\n{proc.stderr[-2000:]}"
     measured = json.loads(html.unescape(found.group(1)))

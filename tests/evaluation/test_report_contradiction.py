@@ -10,13 +10,12 @@ import datetime as dt
 import html
 import json
 import re
-import subprocess
 from pathlib import Path
 from typing import Any
 
 from freshwiki.evaluation import RunInfo, RunResults, ScoredItem, write_report
 from freshwiki.evaluation._contradiction import contradiction_tables
-from tests.evaluation.test_report import chromium
+from tests.browser import dump_dom
 
 WHEN = dt.datetime(2025, 3, 1, 12, 0, tzinfo=dt.UTC)
 TYPE = {"e1": "explicit", "e2": "explicit", "i1": "implicit", "i2": "implicit", "u1": "unknown"}
@@ -156,13 +155,7 @@ def _browser(html_path: Path, tmp_path: Path) -> dict[str, Any]:
     probe = tmp_path / "probe.html"
     probe.write_text(html_path.read_text(encoding="utf-8").replace("</body>",
                                                                    MEASURE + "</body>"))
-    proc = subprocess.run(
-        [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-         "--no-first-run", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom",
-         probe.as_uri()],
-        capture_output=True, text=True, timeout=120,
-    )
+    proc = dump_dom(probe, tmp_path / "profile")
     found = re.search(r'<pre id="measured">(.*?)</pre>', proc.stdout, re.S)
     assert found, f"no measurements in the DOM; chromium said:\n{proc.stderr[-2000:]}"
     measured: dict[str, Any] = json.loads(html.unescape(found.group(1)))
