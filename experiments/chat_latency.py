@@ -22,12 +22,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import datetime as dt
 import json
-import platform
+import os
 import random
 import statistics
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
@@ -37,6 +35,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from _provenance import data_provenance, write_result
 from freshwiki.chat import ChatMessage, GroundedChat
 from freshwiki.config import load_settings
 from freshwiki.llm import open_llm
@@ -163,6 +162,7 @@ def main() -> int:
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     picked = questions(args.questions)
     started = time.perf_counter()
+    before = os.getloadavg()
     tallies = asyncio.run(measure([q["question"] for q in picked], modes, args.model))
     anchor = tallies["plain"].seconds
     rows = {name: tally.row(anchor) for name, tally in tallies.items()}
@@ -184,22 +184,21 @@ def main() -> int:
                       f"{fast['first_text_share']:.0%} of the turn (goal ≤ 60 %: "
                       f"{'MET' if goals['first_text_share_le_0.6'] else 'NOT MET'})")
     settings = load_settings({"model": args.model} if args.model else {}).settings
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps({
-        "command": " ".join(["python", *sys.argv]),
-        "commit": subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
-                                 cwd=HERE).stdout.strip(),
-        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "machine": f"{platform.machine()}, {platform.processor() or 'cpu'}",
+    after = os.getloadavg()
+    write_result(RESULTS, {
         "model": settings.model,
         "seconds": round(time.perf_counter() - started, 1),
-        "data": {"questions": len(picked),
-                 "by_set": {k: sum(q["set"] == k for q in picked)
-                            for k in ("recent", "tail", "head")},
-                 "provenance": "questions written by the default model from real lead "
-                               "paragraphs, checked by script; measured, response cache off"},
+        # Other processes slow the anchor and the grounded turn alike, but not by the same
+        # factor (long prompts suffer more): the load says how quiet the machine was.
+        "load_average_1min": {"before": round(before[0], 2), "after": round(after[0], 2)},
         "systems": rows, "goals": goals,
-    }, indent=1), encoding="utf-8")
+    }, data=data_provenance(
+        {"constructed": 1.0}, sample="n/a",
+        sources=["../shared/data/wikipedia/topics (WikiChat topic leads, CC BY-SA)"],
+        questions=len(picked),
+        by_set={k: sum(q["set"] == k for q in picked) for k in ("recent", "tail", "head")},
+        provenance="questions written by the default model from real lead paragraphs, "
+                   "checked by script; measured, response cache off"))
     print(f"wrote {RESULTS}")
     return 0
 
