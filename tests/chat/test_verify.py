@@ -271,6 +271,9 @@ def test_a_possessive_in_the_question_names_the_subject() -> None:
                     "What is Thomas Mills Wood's occupation?") == []
     assert focus_of("Thomas Mills Wood is a lawyer.", "Who is the actor in The Fugitive?") == [
         "Thomas Mills Wood"]
+    # A possessive span the question itself has stays out of focus.
+    assert focus_of("Saville won the Men's doubles.", "Who won the Men's doubles?") == [
+        "Saville"]
 
 
 def test_a_year_is_not_its_decade() -> None:
