@@ -14,12 +14,15 @@ Two labelled sets, each written to its own result file because they rest on diff
   real ``freshwiki eval wikicontradict`` runs (systems vanilla and rag, templates 1, 4, 5),
   each labelled C / PC / IC by reading it against the question, passages and gold answers
   under the paper's rules, before either scorer had seen it. Each response is judged by the
-  model the runner would choose by default for a run of the model that produced it (never the
-  producer itself: the 1.5B judges the 0.5B and SmolLM2, the 0.5B judges the 1.5B), unless
+  model the runner would choose by default for a run of the model that produced it
+  (``freshwiki.evaluation.default_judge`` with the models installed on the machine), unless
   ``--real-judge`` names one judge for all. A second judge (``--also-judge``, by default the
   1.5B) then reads every response, its own included, so the two judge models can be told
   apart from the rule that pairs them with producers. Result:
-  ``results/wikicontradict_judge_real.json``.
+  ``results/wikicontradict_judge_real.json``. The committed result was measured under the
+  earlier rule (never the producer itself: the 0.5B judged the 1.5B); the rule that replaced
+  it is scored from that file's verdicts, without a model, by
+  ``wikicontradict_judge_rule.py``.
 * ``handwritten`` (``validation/human_labels.jsonl``, or ``--labels FILE``): the 40 responses a
   person wrote and labelled (templates 4 and 5), judged by ``--judge``. Result:
   ``results/wikicontradict_judge.json``.
@@ -66,9 +69,9 @@ from freshwiki.benchmarks.wikicontradict import (
 from freshwiki.config import Settings, load_settings
 from freshwiki.errors import FreshwikiError
 
-# The runner's default-judge rule is not re-exported by freshwiki.evaluation; the script uses
-# the rule itself rather than a copy of it, so the figures follow the rule the code applies.
-from freshwiki.evaluation._judge_choice import default_judge
+# The runner's own default-judge rule rather than a copy of it, so the figures follow the rule
+# the code applies.
+from freshwiki.evaluation import default_judge
 from freshwiki.llm import open_llm
 
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -29,8 +29,8 @@ def eval_command(
         help="Comma-separated template ids, e.g. 4,5 (default: the benchmark's).")] = None,
     limit: Annotated[int | None, typer.Option(help="Only the first N samples.")] = None,
     judge: Annotated[str | None, typer.Option(
-        help="Judge model spec, or 'none' (default: another installed model than the "
-        "system's, else the system's own).")] = None,
+        help="Judge model spec, or 'none' (default: the strongest installed model, the "
+        "system's own when no other is as strong).")] = None,
     scorer: Annotated[list[str] | None, typer.Option(
         "--scorer", help="Scorer name, repeatable (default: the benchmark's scorers).")] = None,
     option: Annotated[list[str] | None, typer.Option(

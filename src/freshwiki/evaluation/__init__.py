@@ -21,6 +21,7 @@ from freshwiki.evaluation._gate_training import (
     label_for,
     train_gate_from_run,
 )
+from freshwiki.evaluation._judge_choice import JudgeChoice, default_judge, same_model
 from freshwiki.evaluation._leaderboard import (
     Board,
     BoardRun,
@@ -92,6 +93,7 @@ __all__ = [
     "GroupSummary",
     "ImportSummary",
     "Interval",
+    "JudgeChoice",
     "LeaderboardError",
     "LeaderboardSite",
     "MergeCounts",
@@ -117,6 +119,7 @@ __all__ = [
     "chat_turns",
     "check_runs_files",
     "cluster_bootstrap_ci",
+    "default_judge",
     "default_results_path",
     "diff_runs",
     "evaluate",
@@ -132,6 +135,7 @@ __all__ = [
     "paired_comparison",
     "read_runs_file",
     "run_evaluation",
+    "same_model",
     "select_runs",
     "summarize",
     "train_gate_from_run",

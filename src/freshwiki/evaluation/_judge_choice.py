@@ -1,13 +1,28 @@
 """Which model judges a run when the user names none.
 
-A model grading its own answers shares its own blind spots: WikiContradict's judge, for one,
-is asked whether a response states the contradiction, which is exactly what the model under
-test fails to see when it answers. So by default the judge is another model: the configured
-default model if it is not the one under test, else the strongest other named model that is
-installed (Qwen2.5-Coder 1.5B judges the 0.5B and the 0.5B judges the 1.5B). Only installed
-models are considered, so a default never starts a download. SmolLM2-135M is never chosen: it
-is there for plumbing tests, not for answers. When no other model is available the judge is
-the model under test, and reports say so in their header.
+The rule is the strongest judge available, chosen by measured agreement with people rather
+than by distance from the model under test. WikiContradict's paper picks its judge the same way
+(its Table 3 ranks four judge models against two authors' labels and keeps the best open one,
+Llama-3-70B) and lets that judge grade its own answers too (its Tables 4 and 5). On our 180 real
+responses labelled by reading (``experiments/results/wikicontradict_judge_real.json``), the
+earlier rule "any model but the one under test" made the 0.5B judge the 1.5B's answers and it
+agreed with the labels no better than chance (accuracy .181, Cohen's kappa -0.01 on those 72),
+while the 1.5B judging its own answers reached accuracy .792, kappa .46 (recomputed for the
+whole set by ``experiments/wikicontradict_judge_rule.py``: .800 / .405 against .556 / .136).
+
+So, in order:
+
+1. the configured model, when it is not the model under test and not a named local model
+   known to be weaker than it (a server model the user set up, e.g. a large one, judges as in
+   the paper);
+2. else the strongest installed named model (Qwen2.5-Coder 1.5B, then 0.5B), even when it is
+   the model under test: then ``same_as_model`` is set, the reason says so, and the run's
+   report header warns that the model graded its own answers (the run records both weights'
+   hashes);
+3. else (nothing installed, or only weaker models) the model under test itself.
+
+Only installed models are considered, so a default never starts a download. SmolLM2-135M is
+never chosen to judge another model: it is there for plumbing tests, not for answers.
 """
 
 from __future__ import annotations
@@ -31,7 +46,8 @@ class JudgeChoice:
 
     Attributes:
         spec: The judge's model spec.
-        same_as_model: It is the model under test (no other model was available).
+        same_as_model: It is the model under test (the strongest model installed, or the
+            only one); reports then warn that the model graded its own answers.
         reason: Why it was chosen, in words, for the progress display.
     """
 
@@ -76,17 +92,56 @@ def _available(spec: str, models_dir: Path) -> bool:
     return Path(target).is_file()
 
 
+def _rank(spec: str, models_dir: Path) -> int | None:
+    """Strength rank of a named local model (0 strongest); ``None`` when unknown.
+
+    Models outside :data:`JUDGE_PREFERENCE` (SmolLM2) rank below every judge; a server model
+    or an unnamed GGUF file has no known rank.
+    """
+    target = _local_target(spec, models_dir)
+    if target is None or target not in models.MODELS:
+        return None
+    return (JUDGE_PREFERENCE.index(target) if target in JUDGE_PREFERENCE
+            else len(JUDGE_PREFERENCE))
+
+
+def _may_judge_others(spec: str, model_spec: str, models_dir: Path) -> bool:
+    """Whether ``spec`` may judge ``model_spec``'s answers: not a plumbing model, not weaker.
+
+    A weaker judge was measured to be worse than the model judging itself (module doc), so a
+    known rank below the model under test rules a judge out.
+    """
+    rank, under_test = _rank(spec, models_dir), _rank(model_spec, models_dir)
+    if rank is not None and rank >= len(JUDGE_PREFERENCE):
+        return False
+    return rank is None or under_test is None or rank <= under_test
+
+
+SELF_JUDGE_REASON: Final = (
+    "the strongest installed model is the model under test, so it judges its own answers "
+    "(a weaker judge agreed worse with people on WikiContradict)")
+NOTHING_ELSE_REASON: Final = (
+    "no other model at least as strong is installed, so the model under test judges its own "
+    "answers")
+
+
 def default_judge(model_spec: str, settings: Settings) -> JudgeChoice:
     """The judge of a run of ``model_spec`` when the user names none (see the module doc)."""
-    candidates = [settings.model, *(f"local:{name}" for name in JUDGE_PREFERENCE)]
-    for spec in dict.fromkeys(candidates):
-        if same_model(spec, model_spec, settings.models_dir):
+    models_dir = settings.models_dir
+    configured = settings.model
+    if (not same_model(configured, model_spec, models_dir)
+            and _available(configured, models_dir)
+            and _may_judge_others(configured, model_spec, models_dir)):
+        return JudgeChoice(spec=configured, same_as_model=False,
+                           reason="the configured model, not the model under test")
+    for name in JUDGE_PREFERENCE:
+        spec = f"local:{name}"
+        if not _available(spec, models_dir):
             continue
-        if _available(spec, settings.models_dir):
-            why = ("the configured model" if spec == settings.model
-                   else "the strongest other installed model")
+        if same_model(spec, model_spec, models_dir):
+            return JudgeChoice(spec=model_spec, same_as_model=True, reason=SELF_JUDGE_REASON)
+        if _may_judge_others(spec, model_spec, models_dir):
             return JudgeChoice(spec=spec, same_as_model=False,
-                               reason=f"{why}, not the model under test")
-    return JudgeChoice(spec=model_spec, same_as_model=True,
-                       reason="no other model is installed, so the model under test judges "
-                       "its own answers")
+                               reason="the strongest installed model, not the model under "
+                               "test")
+    return JudgeChoice(spec=model_spec, same_as_model=True, reason=NOTHING_ELSE_REASON)

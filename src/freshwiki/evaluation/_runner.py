@@ -18,8 +18,9 @@ stopped; a killed process loses at most the items in flight. A benchmark that as
 templates of only some samples (:class:`~freshwiki.benchmarks.ScopedTemplates`) has the other
 pairs left out of the work set altogether.
 
-Judge: unless the user names one, the judge is another model than the one under test when one
-is installed (:mod:`~freshwiki.evaluation._judge_choice`).
+Judge: unless the user names one, the judge is the strongest available model, another one when
+it is at least as strong as the model under test, else the model under test itself
+(:mod:`~freshwiki.evaluation._judge_choice`).
 
 Concurrency: the LLM client already bounds calls per backend; the runner also bounds items
 in flight (default: twice the model client's concurrency, so the next prompt is ready the
@@ -627,8 +628,8 @@ def _summarise(
 
 
 DEFAULT_JUDGE = "default"
-"""``judge=DEFAULT_JUDGE`` means another model than the one under test when one is installed
-(:func:`~freshwiki.evaluation._judge_choice.default_judge`), else the model under test."""
+"""``judge=DEFAULT_JUDGE`` means the strongest available model, even the one under test
+(:func:`~freshwiki.evaluation._judge_choice.default_judge`)."""
 
 
 async def run_evaluation(
@@ -661,10 +662,10 @@ async def run_evaluation(
         benchmark: A registered benchmark name, or a benchmark object.
         system: A registered system name.
         model: Model spec of the system (default: ``settings.model``).
-        judge: Judge model spec; ``"default"`` picks one (the configured model, or the
-            strongest other installed one, whichever is not the model under test; the model
-            under test only when nothing else is installed); ``None`` or ``"none"`` runs
-            without a judge (scorers that need one are left out).
+        judge: Judge model spec; ``"default"`` picks one (the configured model unless it is
+            the model under test or a weaker named model, else the strongest installed named
+            model, which may be the model under test); ``None`` or ``"none"`` runs without a
+            judge (scorers that need one are left out).
         templates: Template ids (default: the benchmark's defaults).
         limit: Only the first ``limit`` samples.
         scorers: Scorer names (default: the benchmark's scorers for this judge).
