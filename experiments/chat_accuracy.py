@@ -36,6 +36,10 @@ topic set, and writes ``experiments/results/chat_accuracy.json`` plus every repl
 again). Run::
 
     .venv/bin/python experiments/chat_accuracy.py [--systems vanilla,rag,fast,full] [--limit N]
+    .venv/bin/python experiments/chat_accuracy.py --sets fresh,fresh2   # one run, both sets
+
+With ``--sets`` the result (``chat_accuracy_<sets>.json``) also has every system's figures per
+set (``by_source``): a set some change was tuned on is in sample, a later one out of sample.
 """
 
 from __future__ import annotations
@@ -66,6 +70,9 @@ HERE = Path(__file__).parent
 QA = HERE / "data" / "qa.jsonl"
 HELDOUT = HERE / "data" / "qa_heldout.jsonl"
 FRESH = HERE / "data" / "qa_fresh.jsonl"
+FRESH2 = HERE / "data" / "qa_fresh2.jsonl"
+SOURCES = {"dev": QA, "heldout": HELDOUT, "fresh": FRESH, "fresh2": FRESH2}
+"""Question sets by name, for ``--sets`` (several sets answered in one run)."""
 REVIEW = HERE / "data" / "qa_review.jsonl"
 LABELS = HERE / "data" / "chat_accuracy_labels.jsonl"
 """Hand labels (wrong / unspecific, with a reason) of replies the rules call ``other``."""
@@ -204,7 +211,8 @@ async def one(name: str, system: Any, q: dict[str, Any]) -> dict[str, Any]:
         titles = {facts[i]["source"]["title"] for i in c.get("facts") or () if i < len(facts)}
         across += len(titles) > 1
     return {
-        "title": q["title"], "set": q["set"], "question": q["question"],
+        "title": q["title"], "set": q["set"], "source": q.get("source", ""),
+        "question": q["question"],
         "answer": q["answer"], "reply": output.text, "outcome": result,
         "cites_source": q["title"] in cited_titles(name, output),
         "conflict_notes": len(conflicts), "conflicts_across_articles": across,
@@ -270,6 +278,10 @@ def main() -> int:
                         help="the questions of qa_fresh.jsonl (titles neither earlier set saw, "
                              "made after the last change tuned on them), results in "
                              "chat_accuracy_fresh*.json")
+    parser.add_argument("--sets", default=None,
+                        help="comma-separated question sets answered in one run ("
+                             + ", ".join(SOURCES) + "); results in chat_accuracy_<sets>.json "
+                             "with figures per set")
     parser.add_argument("--sample", default=None,
                         help="what the result is in or out of sample of, when not what the set "
                              "implies (e.g. a re-run after fixes made from reading its replies)")
@@ -278,17 +290,24 @@ def main() -> int:
     parser.add_argument("--report-only", action="store_true",
                         help="no model calls: summarise the stored replies")
     args = parser.parse_args()
-    if args.fresh:
-        source, out = FRESH, RESULTS.with_name("chat_accuracy_fresh.json")
+    if args.sets:
+        names_of_sets = [n.strip() for n in args.sets.split(",")]
+        unknown = [n for n in names_of_sets if n not in SOURCES]
+        if unknown:
+            parser.error(f"--sets: unknown set(s) {unknown}; choose from {sorted(SOURCES)}")
+        sources = {n: SOURCES[n] for n in names_of_sets}
+        out = RESULTS.with_name(f"chat_accuracy_{'_'.join(names_of_sets)}.json")
+    elif args.fresh:
+        sources, out = {"fresh": FRESH}, RESULTS.with_name("chat_accuracy_fresh.json")
     elif args.heldout:
-        source, out = HELDOUT, RESULTS.with_name("chat_accuracy_heldout.json")
+        sources, out = {"heldout": HELDOUT}, RESULTS.with_name("chat_accuracy_heldout.json")
     else:
-        source, out = QA, RESULTS
+        sources, out = {"dev": QA}, RESULTS
     raw = out.with_name(out.stem + "_replies.json")  # the replies stay with their set
     if args.out:
         out = RESULTS.with_name(args.out)
-    questions = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines()
-                 if line.strip()]
+    questions = [{**json.loads(line), "source": name} for name, source in sources.items()
+                 for line in source.read_text(encoding="utf-8").splitlines() if line.strip()]
     flawed = {json.loads(line)["title"] for line in REVIEW.read_text(encoding="utf-8")
               .splitlines() if line.strip()}
     questions = [q for q in questions if "question" in q and q["title"] not in flawed]
@@ -325,6 +344,9 @@ def main() -> int:
         s = summary(name, rows, labels)
         s["by_set"] = {k: summary(name, [r for r in rows if r["set"] == k], labels)
                        for k in ("recent", "tail", "head")}
+        if len(sources) > 1:
+            s["by_source"] = {k: summary(name, [r for r in rows if r.get("source") == k],
+                                         labels) for k in sources}
         results[name] = s
 
         def cell(v: list[float]) -> str:
@@ -340,7 +362,8 @@ def main() -> int:
     sets = collections.Counter(q["set"] for q in questions)
     # In sample: the dev and held-out sets were read to make the chat's checks; the fresh
     # set was made after the last such change and nothing was tuned on it.
-    sample = args.sample or ("out of sample" if args.fresh else "in sample")
+    sample = args.sample or ("out of sample" if args.fresh or set(sources) == {"fresh2"}
+                             else "in sample")
     write_result(out, {
         "model": settings.model,
         "seconds": round(time.perf_counter() - started, 1),
@@ -349,6 +372,7 @@ def main() -> int:
         {"constructed": 1.0}, sample=sample,
         sources=["../shared/data/wikipedia/topics (WikiChat topic leads, CC BY-SA)"],
         questions=len(questions), by_set=dict(sets),
+        by_source=dict(collections.Counter(q["source"] for q in questions)),
         provenance="real lead paragraphs of the default corpus; questions written by the "
                    "default model and checked by script (answer span in the paragraph); "
                    "constructed questions, real passages; replies the rules cannot place "

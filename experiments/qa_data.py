@@ -25,6 +25,7 @@ never copied into the repository. Run::
     .venv/bin/python experiments/qa_data.py drafts --heldout   # more real drafts to verify
     .venv/bin/python experiments/qa_data.py qa --heldout --per-set recent=15,tail=20,head=10
     .venv/bin/python experiments/qa_data.py qa --fresh --per-set recent=20,tail=25,head=15
+    .venv/bin/python experiments/qa_data.py qa --fresh2 --per-set recent=20,tail=25,head=15
 """
 
 from __future__ import annotations
@@ -52,6 +53,8 @@ DATA = HERE / "data" / "qa.jsonl"
 HELDOUT = HERE / "data" / "qa_heldout.jsonl"
 FRESH = HERE / "data" / "qa_fresh.jsonl"
 """Made after every change to the chat had been tuned on ``qa.jsonl`` and ``qa_heldout.jsonl``."""
+FRESH2 = HERE / "data" / "qa_fresh2.jsonl"
+"""Made after the fixes read off ``qa_fresh.jsonl``'s replies: out of sample for those too."""
 TODAY = dt.date(2026, 11, 24)
 """The date the drafts were asked on (fixed, so re-running gives the same prompts)."""
 
@@ -227,12 +230,18 @@ def main() -> int:
                         help="qa only: write experiments/data/qa_fresh.jsonl from titles "
                              "neither qa.jsonl nor qa_heldout.jsonl saw (questions no "
                              "change to the chat has been tuned on)")
+    parser.add_argument("--fresh2", action="store_true",
+                        help="qa only: write experiments/data/qa_fresh2.jsonl from titles no "
+                             "earlier set saw (made after the fixes read off the fresh set)")
     args = parser.parse_args()
     settings = load_settings({"model": args.model} if args.model else {}).settings
     llm = open_llm(settings.model, settings=settings)
     if args.step == "qa":
         per_set = {k: int(v) for k, v in (p.split("=") for p in args.per_set.split(","))}
-        if args.fresh:
+        if args.fresh2:
+            asyncio.run(make_qa(llm, settings.model, settings.data_dir, per_set,
+                                FRESH2, exclude=(DATA, HELDOUT, FRESH)))
+        elif args.fresh:
             asyncio.run(make_qa(llm, settings.model, settings.data_dir, per_set,
                                 FRESH, exclude=(DATA, HELDOUT)))
         elif args.heldout:

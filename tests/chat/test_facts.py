@@ -103,3 +103,39 @@ async def test_llm_facts_relevance_filter_uses_the_scorer(chat_passages: list[Pa
     facts = await extract_facts(TurnCalls(llm), "Who won Bigg Boss 17?", book, found, TODAY,
                                 LexicalScorer())
     assert facts == []
+
+
+class _Ranked(LexicalScorer):
+    """Scores sentences by a fixed table: the real ranking that dropped the opener."""
+
+    def __init__(self, table: dict[str, float]) -> None:
+        self.table = table
+
+    def __call__(self, query: str, texts: object) -> list[float]:
+        return [next((v for k, v in self.table.items() if k in t), 0.0)
+                for t in texts]  # type: ignore[attr-defined]
+
+
+FILM = ("Varshangalkku Shesham (transl. Years later) is an upcoming Indian Malayalam-language "
+        "period satirical drama film written and directed by Vineeth Sreenivasan. It was "
+        "produced and distributed by Visakh Subramaniam for Merryland Cinemas. The film's "
+        "original score and songs were composed by debutant Amrit Ramnath.")
+
+
+def test_the_best_lead_passage_keeps_its_opening_sentence() -> None:
+    # The real lead (recent topics); asked who directed it, the embedding scorer ranked
+    # the "produced by" sentence first, and the opener fell outside the margin.
+    scorer = _Ranked({"produced and distributed": 0.8, "written and directed": 0.6,
+                      "score and songs": 0.5})
+    lead = Evidence("v-0", "Varshangalkku Shesham", (), FILM)
+    question = "Who directed Varshangalkku Shesham?"
+    [plain] = select_sentences(question, [lead], scorer)
+    assert plain.sentences == (
+        "It was produced and distributed by Visakh Subramaniam for Merryland Cinemas.",)
+    [kept] = select_sentences(question, [lead], scorer, opener=True)
+    assert kept.sentences[0].endswith("written and directed by Vineeth Sreenivasan.")
+    assert kept.sentences[1].startswith("It was produced")
+    # A passage from a section does not open its article: nothing is added.
+    section = Evidence("v-1", "Varshangalkku Shesham", ("Production",), FILM)
+    [other] = select_sentences(question, [section], scorer, opener=True)
+    assert other.sentences == plain.sentences

@@ -57,7 +57,11 @@ async def test_fast_turn_end_to_end(chat_passages: list[Passage]) -> None:
         ("KickassTorrents was founded in 2010.", "verify")]
     assert trace.queries[1].time_intent == "year=2016"
     assert trace.passages[0].title == "KickassTorrents"
-    assert [f.text for f in trace.facts] == [OFFLINE]
+    # The lead's opening sentence comes too (it says what the subject is), then the answer.
+    assert [f.text for f in trace.facts] == [
+        "KickassTorrents (commonly abbreviated KAT) was a website that provided a directory "
+        "for torrent files and magnet links to facilitate peer-to-peer file sharing using "
+        "the BitTorrent protocol.", OFFLINE]
     assert trace.draft == ("KickassTorrents went offline on 20 July 2016. "
                            "KickassTorrents was founded in 2010.")
     assert [(c.verdict, c.evidence[0].title) for c in trace.claims] == [
@@ -376,7 +380,12 @@ async def test_when_every_sentence_is_withheld_the_evidence_is_quoted(
     script["fast-compose"] = "KickassTorrents went offline in 2019 [1]."
     llm, _ = scripted_llm(script)  # type: ignore[arg-type]
     reply = await GroundedChat(llm, FakeIndex(chat_passages), today=TODAY).respond(user(KAT_Q))
-    assert reply.text == f"From the sources: {OFFLINE} [1]"
+    # The question's sentences are quoted: the lead's opener (kept for what it says of the
+    # subject), then the answer.
+    assert reply.text == ("From the sources: KickassTorrents (commonly abbreviated KAT) was a "
+                          "website that provided a directory for torrent files and magnet "
+                          "links to facilitate peer-to-peer file sharing using the BitTorrent "
+                          f"protocol. [1] {OFFLINE} [1]")
     assert reply.grounded and [c.number for c in reply.citations] == [1]
     assert reply.trace.removed == ("KickassTorrents went offline in 2019 [1].",)
 

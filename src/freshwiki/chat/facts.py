@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -112,6 +113,7 @@ def select_sentences(
     total: int = 4,
     per_passage: int = 3,
     margin: float = 0.15,
+    opener: bool = False,
 ) -> list[Selection]:
     """The sentences of ``passages`` most relevant to ``query``, grouped by passage.
 
@@ -123,6 +125,12 @@ def select_sentences(
     did the Israel-Hamas war begin?" "It began when Hamas militants launched..." scores
     0.83 and the one with the date 0.71. Passages keep their order, sentences their order
     within the passage.
+
+    With ``opener``, the best passage, when it opens its article (a lead passage whose first
+    sentence names the title), also keeps that first sentence, beyond ``total``. That
+    sentence says what the subject is, and who made, founded or directed it; asked who
+    directed a film, the scorer ranked the lead's "produced by" sentence over its "written
+    and directed by" opener, and the verifier then read the only name it was shown.
     """
     pieces: list[tuple[int, str]] = []
     for i, evidence in enumerate(passages):
@@ -142,12 +150,25 @@ def select_sentences(
         if len(chosen) < total and taken.get(i, 0) < per_passage:
             chosen.append(n)
             taken[i] = taken.get(i, 0) + 1
+    if opener and chosen:
+        best = pieces[chosen[0]][0]
+        first = next(n for n, (i, _) in enumerate(pieces) if i == best)
+        if first not in chosen and _opens_article(passages[best], pieces[first][1]):
+            chosen.append(first)
     kept = []
     for i, evidence in enumerate(passages):
         mine = sorted(n for n in chosen if pieces[n][0] == i)
         if mine:
             kept.append(Selection(evidence, tuple(pieces[n][1] for n in mine)))
     return kept
+
+
+def _opens_article(evidence: Evidence, sentence: str) -> bool:
+    """Whether ``sentence``, the first of ``evidence``, is its article's defining sentence."""
+    if evidence.section:
+        return False
+    title = re.sub(r"\s*\(.*\)$", "", evidence.title).casefold()  # "Mercury (planet)"
+    return bool(title) and title in sentence.casefold()
 
 
 def facts_of(selections: Sequence[Selection]) -> list[Fact]:

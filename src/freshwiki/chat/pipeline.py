@@ -66,6 +66,7 @@ import re
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal
 
 from freshwiki.chat._calls import TurnCalls
@@ -416,7 +417,8 @@ class GroundedChat:
             turn.facts = [f for f in facts if _names_only_its_source(f)]
         else:
             turn.selections = await asyncio.to_thread(
-                select_sentences, _question(turn), turn.answer_passages, self.scorer)
+                partial(select_sentences, opener=True), _question(turn), turn.answer_passages,
+                self.scorer)
             turn.facts = facts_of(turn.selections)
         turn.timed("facts", started)
 
