@@ -215,7 +215,8 @@ def history_pairs(data: Path) -> list[ArticlePair]:
                         f"month:{previous.revision_id}-{snap.revision_id}",
                         "history-monthly", snap.title, previous, snap, old_meta, new_meta))
                 previous, prev_cut = snap, cut
-    old_path, new_path = data / "histories/article-pear.xml", data / "histories/article-pear-0.10.xml"
+    old_path = data / "histories/article-pear.xml"
+    new_path = data / "histories/article-pear-0.10.xml"
     old = snapshot_of(next(iter_latest(old_path)))
     new = snapshot_of(next(iter_latest(new_path)))
     out.append(ArticlePair(f"dumps:{old.revision_id}-{new.revision_id}", "history-dumps",
