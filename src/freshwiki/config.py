@@ -96,6 +96,12 @@ class Settings:
         default=0,
         metadata={"help": "CPU threads for local models (0: one per core)."},
     )
+    lookup_tokens: int = field(
+        default=0,
+        metadata={"help": "Prompt-lookup decoding for local models: tokens guessed ahead from "
+                          "n-grams of the prompt and checked in one batch (0: off). Greedy "
+                          "output is unchanged; it only pays when replies copy the prompt."},
+    )
     cache: bool = field(
         default=True,
         metadata={"help": "Reuse stored LLM responses for identical requests."},

@@ -119,3 +119,23 @@ async def test_shared_prompt_prefix_is_reused_not_recomputed(smollm2_path: Path)
     await llm.chat([Message.user("Unrelated: name a colour.")], max_tokens=4)
     third = await llm.chat([prefix, Message.user("Where do pears grow?")], max_tokens=4)
     assert third.usage.cached_prompt_tokens >= first.usage.prompt_tokens - 20
+
+
+async def test_prompt_lookup_decoding_gives_the_same_greedy_reply(smollm2_path: Path) -> None:
+    # A reply that copies its prompt is where lookup guesses right; at temperature 0 the
+    # tokens must be the ones plain decoding picks, and the guesses must really be used
+    # (batches of more than one token after the prompt).
+    text = ("The 2023 Korea Masters was a badminton tournament that took place at Gwangju "
+            "Women's University Stadium in Gwangju, South Korea, from 7 to 12 November 2023.")
+    messages = [Message.user(f"Repeat this sentence exactly:\n{text}")]
+    plain = open_llm("local:smollm2-135m", cache=False)
+    lookup = open_llm("local:smollm2-135m", cache=False,
+                      settings=load_settings({"lookup_tokens": 8}).settings)
+    want = await plain.chat(messages, max_tokens=60)
+    got = await lookup.chat(messages, max_tokens=60)
+    assert got.text == want.text and "Gwangju" in got.text
+    from freshwiki.llm.backends.local import load_llama
+
+    settings = load_settings().settings
+    llama, _ = load_llama(smollm2_path, settings.n_ctx, settings.n_threads, 8)
+    assert max(llama.freshwiki_eval_batches[1:]) > 1

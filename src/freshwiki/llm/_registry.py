@@ -42,7 +42,8 @@ def _local(rest: str, settings: Settings) -> Backend:
     from freshwiki.llm.backends.local import LocalBackend
 
     return LocalBackend(
-        rest, models_dir=settings.models_dir, n_ctx=settings.n_ctx, n_threads=settings.n_threads
+        rest, models_dir=settings.models_dir, n_ctx=settings.n_ctx, n_threads=settings.n_threads,
+        lookup_tokens=settings.lookup_tokens,
     )
 
 

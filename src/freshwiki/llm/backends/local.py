@@ -72,9 +72,16 @@ def resolve_model_path(name_or_path: str, models_dir: Path) -> tuple[Path, str]:
     raise AssertionError("unreachable")
 
 
-def load_llama(path: Path, n_ctx: int, n_threads: int) -> tuple[Any, threading.Lock]:
-    """Load (or reuse) a llama.cpp model. Raises :class:`ModelError` when llama.cpp can't."""
-    key = (str(path), n_ctx, n_threads)
+def load_llama(path: Path, n_ctx: int, n_threads: int, lookup_tokens: int = 0
+               ) -> tuple[Any, threading.Lock]:
+    """Load (or reuse) a llama.cpp model. Raises :class:`ModelError` when llama.cpp can't.
+
+    ``lookup_tokens`` > 0 turns on llama.cpp's prompt-lookup decoding: up to that many next
+    tokens are guessed by matching the last few generated tokens against the prompt, and
+    checked in one batch; at temperature 0 the output is the same token for token. The grounded
+    chat's replies and cloze answers copy spans of their evidence, which is where it can pay.
+    """
+    key = (str(path), n_ctx, n_threads, lookup_tokens)
     with _LOADED_LOCK:
         if key in _LOADED:
             return _LOADED[key]
@@ -87,12 +94,18 @@ def load_llama(path: Path, n_ctx: int, n_threads: int) -> tuple[Any, threading.L
                 model=path.name,
                 hint="run the README's set-up command; it builds llama-cpp-python.",
             ) from exc
+        draft = None
+        if lookup_tokens > 0:
+            from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
+
+            draft = LlamaPromptLookupDecoding(num_pred_tokens=lookup_tokens)
         try:
             llama = llama_cpp.Llama(
                 model_path=str(path),
                 n_ctx=n_ctx,
                 n_threads=n_threads or os.cpu_count() or 1,
                 n_batch=512,
+                draft_model=draft,
                 verbose=False,
             )
         except (ValueError, RuntimeError) as exc:
@@ -278,11 +291,13 @@ class LocalBackend:
     feature_kind = "hidden-state"
 
     def __init__(
-        self, name_or_path: str, *, models_dir: Path, n_ctx: int = 4096, n_threads: int = 0
+        self, name_or_path: str, *, models_dir: Path, n_ctx: int = 4096, n_threads: int = 0,
+        lookup_tokens: int = 0,
     ) -> None:
         self.path, self.model_id = resolve_model_path(name_or_path, models_dir)
         self.n_ctx = n_ctx
         self.n_threads = n_threads
+        self.lookup_tokens = lookup_tokens
 
     def _kwargs(self, messages: Sequence[Message], params: GenerationParams) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
@@ -299,7 +314,7 @@ class LocalBackend:
         return kwargs
 
     def _generate(self, messages: Sequence[Message], params: GenerationParams) -> Completion:
-        llama, lock = load_llama(self.path, self.n_ctx, self.n_threads)
+        llama, lock = load_llama(self.path, self.n_ctx, self.n_threads, self.lookup_tokens)
         with lock:
             llama.freshwiki_eval_batches = []
             try:
@@ -339,7 +354,7 @@ class LocalBackend:
 
         def produce() -> None:
             try:
-                llama, lock = load_llama(self.path, self.n_ctx, self.n_threads)
+                llama, lock = load_llama(self.path, self.n_ctx, self.n_threads, self.lookup_tokens)
                 parts: list[str] = []
                 finish = "stop"
                 with lock:
