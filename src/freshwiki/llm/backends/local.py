@@ -33,7 +33,7 @@ from freshwiki.llm._errors import LLMRequestError, ModelError
 from freshwiki.llm._features import FeatureVector
 from freshwiki.llm._types import Completion, GenerationParams, Message, Usage
 
-_LOADED: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
+_LOADED: dict[tuple[str, int, int, int], tuple[Any, threading.Lock]] = {}
 _LOADED_LOCK = threading.Lock()
 _FEATURE_LOADED: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
 
