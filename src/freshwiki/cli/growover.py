@@ -143,6 +143,10 @@ def build(
         "--judge/--no-judge", help="Ask the model about sentence pairs similarity cannot "
         "decide, as the paper checks every candidate pair (on by default); --no-judge is the "
         "fast path: such sentences are left out and recorded.")] = True,
+    distractors: Annotated[list[Path] | None, typer.Option(
+        "--distractors", help="A source of distractor articles (dump, topics JSON, JSON "
+        "lines; repeatable): indexed in every snapshot, never asked about, as the paper's "
+        "database mixes in random articles.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the snapshots as JSON.")
                        ] = False,
 ) -> None:
@@ -156,7 +160,7 @@ def build(
     dataset = _run(settings, err, as_json, lambda llm, encoder, judge, progress: build_dataset(
         root, sources, llm=llm, model_spec=settings.model, encoder=encoder, cuts=cut_list,
         judge=judge, seed=seed, kinds=chosen_kinds, titles=set(title) if title else None,
-        progress=progress, embedder=encoder), use_judge)
+        progress=progress, embedder=encoder, distractors=distractors or ()), use_judge)
     _report(dataset, out, as_json)
 
 

@@ -83,6 +83,11 @@ from freshwiki.benchmarks.growover._benchmark import (
     templates_hash,
 )
 from freshwiki.benchmarks.growover._build import build_dataset, update_dataset
+from freshwiki.benchmarks.growover._candidates import (
+    CandidateCount,
+    count_candidates,
+    summarize_candidates,
+)
 from freshwiki.benchmarks.growover._dataset import (
     Dataset,
     PageInput,
@@ -92,6 +97,7 @@ from freshwiki.benchmarks.growover._dataset import (
     history_pages,
     prompts_hash,
 )
+from freshwiki.benchmarks.growover._distractors import distractor_passages, source_titles
 from freshwiki.benchmarks.growover._generate import (
     Failed,
     GeneratedChange,
@@ -167,6 +173,7 @@ __all__ = [
     "TYPES",
     "BleuScorer",
     "Candidate",
+    "CandidateCount",
     "Dataset",
     "DatasetError",
     "DialogueInstance",
@@ -195,8 +202,10 @@ __all__ = [
     "build_dataset",
     "candidates",
     "carry_evidence",
+    "count_candidates",
     "dataset_path",
     "datasets_dir",
+    "distractor_passages",
     "dump_pages",
     "em_scorer",
     "evidence_passages",
@@ -215,6 +224,8 @@ __all__ = [
     "select_paragraphs",
     "shared_indexes",
     "snapshot_passages",
+    "source_titles",
+    "summarize_candidates",
     "templates_hash",
     "token_f1",
     "update_dataset",

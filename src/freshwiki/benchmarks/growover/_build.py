@@ -17,6 +17,7 @@ from freshwiki.benchmarks.growover._dataset import (
     history_pages,
     resolve_cut,
 )
+from freshwiki.benchmarks.growover._distractors import distractor_passages, source_titles
 from freshwiki.benchmarks.growover._generate import Generator
 from freshwiki.benchmarks.growover._records import KINDS, DatasetError, Kind
 from freshwiki.benchmarks.growover._update import PageBuilder
@@ -48,6 +49,7 @@ async def build_dataset(
     titles: set[str] | None = None,
     progress: Progress | None = None,
     embedder: object = None,
+    distractors: Sequence[Path] = (),
 ) -> Dataset:
     """Create (or resume) the dataset in ``root``: snapshot 0, then an update per later cut.
 
@@ -65,9 +67,12 @@ async def build_dataset(
         titles: Only these articles.
         progress: Progress callback.
         embedder: The index embedder (default: the standard one with its cache).
+        distractors: Sources of distractor articles for every snapshot's index (GrowOVER's
+            database mixes random articles in); articles of ``sources`` are left out of them.
 
     Raises:
-        DatasetError: Bad sources or cuts, or an existing dataset from another generator.
+        DatasetError: Bad sources or cuts, an existing dataset from another generator or
+            with other distractors.
     """
     _check_sources(sources)
     if cuts:
@@ -90,6 +95,9 @@ async def build_dataset(
     dataset = Dataset.create(root, name=root.name, mode=mode, sources=sources,
                              model_spec=model_spec, model_id=llm.backend.model_id, seed=seed,
                              kinds=kinds)
+    if distractors:
+        passages, counts = distractor_passages(distractors, exclude_titles=source_titles(sources))
+        dataset.set_distractors(distractors, passages, counts)
     builder = PageBuilder(Generator(llm), encoder, judge=judge, seed=seed, kinds=kinds)
     done = {s.label for s in dataset.complete_snapshots}
     for k, cut in enumerate(ordered):

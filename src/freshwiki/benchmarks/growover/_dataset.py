@@ -4,13 +4,16 @@ Layout (``HOME/growover/NAME/``)::
 
     manifest.json                 sources, cuts, model spec + weights hash, prompt hash, seed,
                                   kinds, and one entry per snapshot (label, cut, complete, counts)
+    distractors.jsonl             passages of distractor articles (optional): in every snapshot's
+                                  index, never asked about (see ``_distractors``)
     snapshots/NN-YYYY-MM-DD/
         instances.jsonl           QA and dialogue instances valid at this snapshot (re-indexed)
         skips.jsonl               everything not generated or not carried over, with the reason
         pages.jsonl               each article as it stood (sentences), one line per article,
                                   written last for the article: the resume marker
         passages.jsonl            the retrieval passages (``meta.sentences``: sentence indices)
-        index/                    a HybridIndex over those passages (what RaLM searches)
+        index/                    a HybridIndex over those passages and the distractors (what
+                                  RaLM searches)
 
 Crash safety: an article's instances and skips are appended and flushed before its
 ``pages.jsonl`` line, so on resume an article with a page line is done, and any lines of an
@@ -53,6 +56,7 @@ from freshwiki.records import PageRef, Passage
 
 FORMAT = 1
 MANIFEST = "manifest.json"
+DISTRACTORS = "distractors.jsonl"
 PROMPTS = "benchmarks/growover/prompts"
 
 Progress = Callable[[str, int, "int | None"], None]
@@ -307,6 +311,37 @@ class Dataset:
         """The snapshot's retrieval passages."""
         return [_passage_from_dict(d) for d in _read_jsonl(self.folder(info) / "passages.jsonl")]
 
+    @property
+    def distractors_path(self) -> Path:
+        """Where the distractor passages live (``distractors.jsonl``, see ``_distractors``)."""
+        return self.root / DISTRACTORS
+
+    def distractors(self) -> list[Passage]:
+        """The distractor passages every snapshot's index holds besides its articles."""
+        return [_passage_from_dict(d) for d in _read_jsonl(self.distractors_path)]
+
+    def set_distractors(self, sources: Sequence[Path], passages: Sequence[Passage],
+                        counts: Mapping[str, int]) -> None:
+        """Record the distractors (once: a dataset keeps the same database at every snapshot).
+
+        Raises:
+            DatasetError: The dataset already has distractors from other sources.
+        """
+        recorded = [{"path": str(p.resolve()), "sha256": file_sha256(p)} for p in sources]
+        existing = self.manifest.get("distractors")
+        if existing is not None and self.distractors_path.is_file():
+            if [s["sha256"] for s in existing["sources"]] != [s["sha256"] for s in recorded]:
+                raise DatasetError(
+                    f"dataset {self.root} was built with other distractors "
+                    f"({', '.join(Path(s['path']).name for s in existing['sources']) or 'none'})",
+                    hint="give the same --distractors, or build a new dataset under another "
+                    "--name.")
+            return
+        _write_jsonl(self.distractors_path, [_passage_to_dict(p) for p in passages])
+        self.manifest["distractors"] = {"sources": recorded, "counts": dict(counts),
+                                        "passages": len(passages)}
+        self.save()
+
     def evidence_ids(self, info: SnapshotInfo) -> Callable[[int, Sequence[int]], list[str]]:
         """A function (page id, evidence sentences) → the passage ids holding the evidence."""
         by_page: dict[int, list[Passage]] = {}
@@ -418,11 +453,13 @@ class Dataset:
             if progress is not None:
                 progress(f"index {stage}", done, total)
 
-        HybridIndex.build(passages, self.index_dir(info), embedder=embedder, overwrite=True,
-                          progress=report).close()
+        distractors = self.distractors()
+        HybridIndex.build([*passages, *distractors], self.index_dir(info), embedder=embedder,
+                          overwrite=True, progress=report).close()
         instances = self.instances(info)
         counts: dict[str, Any] = {
             "pages": len(self.pages(info)), "passages": len(passages),
+            "distractor_passages": len(distractors),
             "skips": len(self.skips(info)),
             **{f"{kind}_{t}": sum(1 for i in instances if i.kind == kind and i.type == t)
                for kind in ("qa", "dialogue") for t in TYPES},
