@@ -63,6 +63,30 @@ async def test_hidden_state_features_of_smollm2(
     await llm.aclose()
 
 
+def test_a_gate_of_another_hidden_size_is_refused_at_load_with_smollm2(
+    smollm2_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The real backend reports its hidden size before any call, so a gate file that claims
+    SmolLM2's identity but 896 features (Qwen2.5-0.5B's size) stops the run at load."""
+    from freshwiki.systems import SystemSetupError, load_system
+
+    monkeypatch.setenv("FRESHWIKI_N_THREADS", "1")
+    settings = load_settings({"n_ctx": 512}).settings
+    llm = open_llm("local:smollm2-135m", settings=settings, cache=False)
+    assert llm.feature_dim() == SMOLLM2_HIDDEN
+    wide = CertaintyGate(feature_kind="hidden-state", model=llm.backend.model_id,
+                         classes=("reliable", "uncertain"), mean=(0.0,) * 896,
+                         scale=(1.0,) * 896, coef=((0.0,) * 896,), intercept=(0.0,))
+    path = tmp_path / "wide.json"
+    wide.save(path)
+    with pytest.raises(SystemSetupError, match=r"576 values .* trained on 896"):
+        load_system("rilm", llm, settings, {"gate": str(path)})
+    other = CertaintyGate(**{**wide.__dict__, "model": "qwen2.5-coder-0.5b@1d9614638d18"})
+    other.save(tmp_path / "other.json")
+    with pytest.raises(SystemSetupError, match=r"qwen2\.5-coder-0\.5b"):
+        load_system("rilm", llm, settings, {"gate": str(tmp_path / "other.json")})
+
+
 async def test_rilm_end_to_end_with_smollm2_a_real_index_and_a_trained_gate(
     smollm2_path: Path, shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:

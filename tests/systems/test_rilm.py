@@ -308,9 +308,12 @@ async def test_not_adopted_re_retrieves_the_whole_index_without_the_first_docume
     assert vector == pytest.approx([2 / 3, 1 / 3]) and excluded == [1, 2]
     assert [r["id"] for r in trace["arr"]["retrieved"]] == ["d6", "d4"]
     assert trace["arr"]["excluded"] == ["d1", "d2"]
-    # Table 3's ablations: the query alone (d6 .96, d4 .6) and the answer always (d3, d5)
-    assert [r["id"] for r in trace["arr"]["query_only"]] == ["d6", "d4"]
-    assert [r["id"] for r in trace["arr"]["always_append"]] == ["d3", "d5"]
+    # Table 3's three modes, all recorded: Eq. 2 (as read), the query alone (d6 .96, d4 .6)
+    # and the answer always (d3 1, d5 .96)
+    assert trace["arr"]["mode"] == "paper" and trace["arr"]["weight"] == pytest.approx(1 / 3)
+    assert [r["id"] for r in trace["arr"]["paper"]] == ["d6", "d4"]
+    assert [r["id"] for r in trace["arr"]["query"]] == ["d6", "d4"]
+    assert [r["id"] for r in trace["arr"]["append"]] == ["d3", "d5"]
     assert index.embedder.calls[0] == [QUERY, f"{QUERY} Lyon"]
     # second gate: d4 (0.9) beats d6 (0.7); 0.9 > 0.2, so the second answer is returned
     assert [doc_in(m) for m, _ in backend.feature_requests] == ["d1", "d2", "d6", "d4"]
@@ -336,6 +339,27 @@ async def test_a_less_reliable_second_answer_loses_to_the_first() -> None:
     assert output.trace["second"]["chosen"] == 2  # d6 0.35 > d4 0.3, still below 0.4
     assert output.text == "Lyon" and output.trace["chosen"] == "first"
     assert [r["id"] for r in output.trace["retrieved"]] == ["d1"]
+
+
+@pytest.mark.parametrize(("mode", "read", "answer"), [
+    ("query", ["d6", "d4"], "Marseille"),  # omega 0: the query's cosines, d4 0.9 wins
+    ("append", ["d3", "d5"], "Lyon"),  # omega 1: d3, d5 (0.1, 0.15), below d1's 0.2
+])
+async def test_the_arr_option_fixes_the_weight_of_the_second_search(
+        mode: str, read: list[str], answer: str) -> None:
+    system, backend, _ = build(
+        ["Lyon", "Marseille"], {"d1": 0.2, "d2": 0.1, "d3": 0.1, "d4": 0.9, "d5": 0.15,
+                                "d6": 0.7}, arr=mode)
+    output = await system.respond(task())
+    trace = output.trace
+    weight = {"query": 0.0, "append": 1.0}[mode]
+    assert trace["omega"] == pytest.approx(1 / 3)  # Eq. 2 is still recorded
+    assert trace["arr"]["mode"] == mode and trace["arr"]["weight"] == weight
+    assert [r["id"] for r in trace["arr"]["retrieved"]] == read
+    assert [doc_in(m) for m, _ in backend.feature_requests][2:] == read
+    assert [r["id"] for r in trace["arr"]["paper"]] == ["d6", "d4"]  # what Eq. 2 would read
+    assert output.text == answer
+    assert system.describe()["arr"] == mode
 
 
 async def test_tau_changes_omega() -> None:
@@ -368,7 +392,7 @@ async def test_qa_and_dialogue_have_their_own_gates() -> None:
 def test_options_are_checked() -> None:
     llm = LLM(ScriptedBackend([]))
     for bad, match in (({"k": 0}, "k must"), ({"tau": 0.0}, "tau"),
-                       ({"method": "bm26"}, "method")):
+                       ({"method": "bm26"}, "method"), ({"arr": "always"}, "arr mode")):
         with pytest.raises(SystemSetupError, match=match):
             RiLMSystem(llm, lambda _t: FakeGate(), lambda _t: FakeIndex(FakeEncoder([])),
                        **bad)
@@ -383,7 +407,8 @@ def test_arr_vector_is_the_weighted_sum() -> None:
 def test_the_registered_systems_need_a_gate_of_their_own_model(
     name: str, tmp_path: Path, settings: Settings,
 ) -> None:
-    llm = LLM(ScriptedBackend([], model_id="fake"))
+    llm = LLM(ScriptedBackend([], model_id="fake", features=lambda _m, _a: [0.0],
+                              feature_dim=1))
     with pytest.raises(SystemSetupError, match="needs a certainty gate") as info:
         load_system(name, llm, settings, {})
     assert "train-gate" in (info.value.hint or "")
@@ -397,6 +422,28 @@ def test_the_registered_systems_need_a_gate_of_their_own_model(
     assert described["k"] == 3 and described["method"] == "dense"  # the paper's k
     assert described["gate"].startswith("mine.json@") and len(described["gate"]) == 26
     assert described.get("tau") == (2.0 if name == "rilm" else None)
+
+
+@pytest.mark.parametrize("name", ["rilm", "ralm-best"])
+def test_a_gate_of_another_hidden_size_is_refused_when_it_is_loaded(
+    name: str, tmp_path: Path, settings: Settings,
+) -> None:
+    # The same model id, but features of 5 values: a gate of 1 must not wait for the first
+    # sample to fail (nor be computed on): the factory refuses it, naming both sizes.
+    backend = ScriptedBackend([], model_id="fake", features=lambda _m, _a: [0.0] * 5,
+                              feature_dim=5)
+    path = tmp_path / "small.json"
+    gate3(model="fake").save(path)
+    with pytest.raises(SystemSetupError, match=r"5 values \(the hidden size\), but gate "
+                       r".*small\.json was trained on 1") as info:
+        load_system(name, LLM(backend), settings, {"gate": str(path)})
+    assert "train-gate" in (info.value.hint or "")
+    assert backend.feature_requests == []  # refused before any feature was computed
+    # A backend that cannot tell its size before a call keeps the check at first use.
+    unknown = ScriptedBackend([], model_id="fake", features=lambda _m, _a: [0.0] * 5)
+    assert LLM(unknown).feature_dim() is None
+    load_system(name, LLM(unknown), settings, {"gate": str(path)})
+    assert LLM(ScriptedBackend([], model_id="fake")).feature_dim() == 8  # hashed features
 
 
 async def test_rilm_on_a_real_hybrid_index(mini_index: Any) -> None:

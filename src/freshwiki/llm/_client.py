@@ -198,6 +198,20 @@ class LLM:
         backend = self.backend
         return backend.feature_kind if isinstance(backend, FeatureBackend) else None
 
+    def feature_dim(self) -> int | None:
+        """How many values the backend's feature vectors have, known before any feature call.
+
+        ``None`` when the backend cannot say, or computes no features. A classifier over
+        features checks it when it is loaded, so a gate trained on another hidden size fails
+        at start-up rather than on the first sample. A local model is loaded to read its
+        hidden size (the run would load it anyway).
+        """
+        size = getattr(self.backend, "feature_dim", None)
+        if not callable(size) or self.feature_kind is None:
+            return None
+        value = size()
+        return None if value is None else int(value)
+
     async def features(
         self, messages: Sequence[Message], answer: str, *, tag: str | None = None
     ) -> FeatureVector:

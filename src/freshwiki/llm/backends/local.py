@@ -405,6 +405,11 @@ class LocalBackend:
         finally:
             cancelled.set()
 
+    def feature_dim(self) -> int:
+        """The hidden size: loads the feature context (once per process, as a call would)."""
+        llama, _ = load_feature_llama(self.path, self.n_ctx, self.n_threads)
+        return int(llama.n_embd())
+
     async def answer_features(self, messages: Sequence[Message], answer: str) -> FeatureVector:
         """The last-token hidden state of prompt + answer, computed in a worker thread."""
         return await asyncio.to_thread(self._hidden_state, messages, answer)

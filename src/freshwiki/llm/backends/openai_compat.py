@@ -174,6 +174,10 @@ class OpenAICompatibleBackend:
             usage = Usage(prompt_tokens=usage.prompt_tokens, completion_tokens=n_chunks)
         yield Completion(text="".join(parts), finish_reason=finish, usage=usage, model=model)
 
+    def feature_dim(self) -> int:
+        """Always ``len(LOGPROB_FEATURES)``: the summary has a fixed size."""
+        return len(LOGPROB_FEATURES)
+
     async def answer_features(self, messages: Sequence[Message], answer: str) -> FeatureVector:
         """Regenerate the reply greedily with logprobs and summarise them (``LOGPROB_FEATURES``).
 

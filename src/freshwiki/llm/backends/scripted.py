@@ -77,9 +77,11 @@ class ScriptedBackend:
         delay_s: float = 0.0,
         concurrency: int = 4,
         features: FeatureFn | None = None,
+        feature_dim: int | None = None,
     ) -> None:
         self._steps = list(steps)
         self._features = features
+        self._feature_dim = feature_dim
         self.feature_requests: list[tuple[tuple[Message, ...], str]] = []
         self.model_id = model_id
         self.delay_s = delay_s
@@ -158,6 +160,12 @@ class ScriptedBackend:
         for i, word in enumerate(text.split(" ")):
             yield word if i == 0 else " " + word
         yield _completion(text, messages, params, self.model_id)
+
+    def feature_dim(self) -> int | None:
+        """The size given to the constructor; 8 for hashed features; else unknown (``None``)."""
+        if self._feature_dim is not None or self._features is not None:
+            return self._feature_dim
+        return len(hashed_features([], ""))
 
     async def answer_features(self, messages: Sequence[Message], answer: str) -> FeatureVector:
         """The ``features`` callable's values for (messages, answer), else a hash of them."""

@@ -38,6 +38,7 @@ from freshwiki.systems.rilm._gate import (
     train_gate,
 )
 from freshwiki.systems.rilm._system import (
+    ARR_MODES,
     BEST_NAME,
     METHODS,
     NAME,
@@ -52,6 +53,7 @@ from freshwiki.systems.rilm._system import (
     SearcherFor,
     TextEncoder,
     arr_vector,
+    arr_vectors,
     load_gate_for,
     retrieved_trace,
 )
@@ -62,7 +64,7 @@ if TYPE_CHECKING:
     from freshwiki.seams import Task
 
 DEFAULTS: Mapping[str, Any] = {
-    "gate": "", "dialogue_gate": "", "k": 3, "tau": TAU, "method": "dense",
+    "gate": "", "dialogue_gate": "", "k": 3, "tau": TAU, "method": "dense", "arr": "paper",
 }
 BEST_DEFAULTS: Mapping[str, Any] = {"gate": "", "dialogue_gate": "", "k": 3, "method": "dense"}
 
@@ -159,7 +161,8 @@ def rilm_system(llm: LLM, settings: Settings, options: Mapping[str, Any]) -> Sys
     gates, gate_id = _gates(NAME, llm, values)
     searchers = GrowOverSearchers(settings)
     return RiLMSystem(llm, gates, searchers, k=values["k"], tau=values["tau"],
-                      method=values["method"], gate_id=gate_id, close=searchers.close)
+                      method=values["method"], arr=str(values["arr"]), gate_id=gate_id,
+                      close=searchers.close)
 
 
 def ralm_best_system(llm: LLM, settings: Settings, options: Mapping[str, Any]) -> System:
@@ -173,6 +176,7 @@ def ralm_best_system(llm: LLM, settings: Settings, options: Mapping[str, Any]) -
 
 
 __all__ = [
+    "ARR_MODES",
     "BEST_DEFAULTS",
     "BEST_NAME",
     "CLASSES",
@@ -199,6 +203,7 @@ __all__ = [
     "SearcherFor",
     "TextEncoder",
     "arr_vector",
+    "arr_vectors",
     "load_gate_for",
     "ralm_best_system",
     "retrieved_trace",

@@ -138,6 +138,23 @@ class CertaintyGate:
                 "--out PATH` on a run of this model), or answer with the gate's model.",
             )
 
+    def check_dim(self, dim: int | None, *, source: str = "the features",
+                  path: Path | None = None) -> None:
+        """Refuse features of another size (``None``: unknown yet, checked at first use).
+
+        Raises:
+            GateMismatchError: naming both sizes, the gate file and what to do.
+        """
+        if dim is None or dim == self.dim:
+            return
+        where = f"gate {path}" if path is not None else "the gate"
+        raise GateMismatchError(
+            f"{source} have {dim} values (the hidden size), but {where} was trained on "
+            f"{self.dim}",
+            hint="the gate comes from another model or feature extraction: train it again "
+            "with this model (`freshwiki growover train-gate RUN_ID --out PATH`).",
+        )
+
     def probabilities(self, features: FeatureVector, *,
                       temperature: float = 1.0) -> dict[str, float]:
         """P(class) for every class in :data:`CLASSES` (0 for a class it never saw).

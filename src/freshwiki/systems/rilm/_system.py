@@ -23,7 +23,9 @@ Per task (``k`` = 3 as the paper):
    The less reliable the answer, the less it is used. τ = 2.0 is the paper's value with
    sentence-BERT embeddings (its Appendix A); the paper's Eq. 2 lost its symbols in our copy,
    and a temperature on the classifier's softmax is our reading of "the reliable probability
-   computed with a hyper-parameter".
+   computed with a hyper-parameter". Option ``arr`` replaces ω by a constant for the two
+   baselines of the paper's Table 3: ``query`` (ω = 0, the query alone) and ``append``
+   (ω = 1, the answer always appended); ``paper`` (default) is Eq. 2.
 4. **Second gate, final pick.** The gate picks one of the ``k`` new documents as in step 2 and
    the model answers from it; the answer whose document had the higher P(reliable) is
    returned (the first on a tie: it is what the gate looked at first).
@@ -32,16 +34,21 @@ Per task (``k`` = 3 as the paper):
 from the classifier-selected document.
 
 Everything is in ``Output.trace``: per pass the documents with their class probabilities,
-the chosen one, the prompt and answer; ω; the re-retrieved documents, plus the documents
-the two ablations of the paper's Table 3 would have re-retrieved (ω = 0: query only, ω = 1:
-always append the answer) so the analysis needs no second run; ``adopted``; which pass was
-returned; ``retrieved`` (the returned answer's document, what ``growover-hit`` scores) and
-``messages`` (its prompt).
+the chosen one, the prompt and answer; ``omega`` (Eq. 2's P_τ(reliable), whatever the mode);
+``adopted``; which pass was returned (``chosen``); ``retrieved`` (the returned answer's
+document, what ``growover-hit`` scores) and ``messages`` (its prompt). When the gate does not
+adopt, ``trace["arr"]`` holds ``mode`` and ``weight`` (the ω the second search used), the
+excluded first documents, ``retrieved`` (what the second pass read) and the top ``k`` of *all
+three* modes under their names (``paper``, ``query``, ``append``). The first pass does not
+depend on the mode, so the not-adopted samples are the same in every mode, and one run gives
+the paper's Table 3 (retrieval accuracy of the three re-retrievals on those samples) without a
+second run; only the answers after re-retrieval need a run per mode.
 
 Options (``--option key=value``): ``gate`` (QA gate from ``freshwiki growover train-gate``;
 required for QA samples), ``dialogue_gate`` (the same for dialogue turns, which the paper
 trains separately), ``k`` (3), ``tau`` (2.0), ``method`` (``dense``; ``hybrid`` for BM25 +
-dense fusion in the first search).
+dense fusion in the first search), ``arr`` (``paper``, ``query`` or ``append``: the weight the
+second search uses, see step 3).
 """
 
 from __future__ import annotations
@@ -69,6 +76,8 @@ if TYPE_CHECKING:
 NAME = "rilm"
 BEST_NAME = "ralm-best"
 METHODS = ("dense", "hybrid")
+ARR_MODES = ("paper", "query", "append")
+"""Re-retrieval weights: Eq. 2's ω, the query alone (ω = 0), the answer always (ω = 1)."""
 TAU = 2.0
 """The paper's Eq. 2 hyper-parameter with sentence-BERT retrieval (GrowOVER Appendix A)."""
 
@@ -202,9 +211,14 @@ def retrieved_trace(hits: Sequence[SearchHit]) -> list[dict[str, Any]]:
 def arr_vector(query: str, answer: str, omega: float,
                encoder: TextEncoder) -> npt.NDArray[np.float64]:
     """``(1 - ω)·e(q) + ω·e(q ⊕ a)``: its inner product with a unit ``d`` is Eq. 3's score."""
+    return arr_vectors(query, answer, {"w": omega}, encoder)["w"]
+
+
+def arr_vectors(query: str, answer: str, weights: Mapping[str, float],
+                encoder: TextEncoder) -> dict[str, npt.NDArray[np.float64]]:
+    """:func:`arr_vector` for several weights, encoding the two texts once."""
     vectors = np.asarray(encoder.encode([query, f"{query} {answer}".strip()]), dtype=np.float64)
-    mixed: npt.NDArray[np.float64] = (1.0 - omega) * vectors[0] + omega * vectors[1]
-    return mixed
+    return {name: (1.0 - w) * vectors[0] + w * vectors[1] for name, w in weights.items()}
 
 
 class RiLMSystem:
@@ -217,6 +231,7 @@ class RiLMSystem:
         k: Documents per retrieval.
         tau: Temperature of the classifier's softmax that gives ω (Eq. 2).
         method: First search's method (``dense`` or ``hybrid``).
+        arr: Which weight the second search uses (:data:`ARR_MODES`; ``paper`` is Eq. 2).
         re_retrieve: ``False`` gives ``ralm-best``: answer from the gate's document, no verdict.
         name: Registry name.
         prompt: How a document is put into the messages.
@@ -233,6 +248,7 @@ class RiLMSystem:
         k: int = 3,
         tau: float = TAU,
         method: str = "dense",
+        arr: str = "paper",
         re_retrieve: bool = True,
         name: str = NAME,
         prompt: PromptBuilder = context_messages,
@@ -248,6 +264,10 @@ class RiLMSystem:
         if method not in METHODS:
             raise SystemSetupError(f"system {name!r}: unknown method {method!r}",
                                    hint=f"use one of {', '.join(METHODS)}.")
+        if arr not in ARR_MODES:
+            raise SystemSetupError(f"system {name!r}: unknown arr mode {arr!r}",
+                                   hint=f"use one of {', '.join(ARR_MODES)} (paper: Eq. 2's "
+                                   "ω; query: ω = 0; append: ω = 1).")
         self.name = name
         self.llm = llm
         self.gate_for = gate_for
@@ -255,6 +275,7 @@ class RiLMSystem:
         self.k = k
         self.tau = tau
         self.method = method
+        self.arr = arr
         self.re_retrieve = re_retrieve
         self.prompt = prompt
         self.gate_id = gate_id
@@ -265,6 +286,7 @@ class RiLMSystem:
         described: dict[str, Any] = {"gate": self.gate_id, "k": self.k, "method": self.method}
         if self.re_retrieve:
             described["tau"] = self.tau
+            described["arr"] = self.arr
         return described
 
     async def _candidate(self, task: Task, gate: Gate, hit: SearchHit) -> Candidate:
@@ -304,22 +326,25 @@ class RiLMSystem:
         chosen, second = first, None
         if self.re_retrieve and not adopted:
             omega = gate.probabilities(first.best.features, temperature=self.tau)[RELIABLE]
+            weights = {"paper": omega, "query": 0.0, "append": 1.0}
             exclude = [h.key for h in hits]
 
-            def re_search(weight: float) -> list[SearchHit]:
-                vector = arr_vector(task.query, first.result.text, weight, searcher.embedder)
-                return list(searcher.search_vector(vector, self.k, exclude=exclude))
+            def re_search() -> dict[str, list[SearchHit]]:
+                vectors = arr_vectors(task.query, first.result.text, weights,
+                                      searcher.embedder)
+                return {mode: list(searcher.search_vector(vectors[mode], self.k,
+                                                          exclude=exclude))
+                        for mode in ARR_MODES}
 
-            new_hits = await asyncio.to_thread(re_search, omega)
-            ablations = {
-                "query_only": await asyncio.to_thread(re_search, 0.0),
-                "always_append": await asyncio.to_thread(re_search, 1.0),
-            }
+            found = await asyncio.to_thread(re_search)
+            new_hits = found[self.arr]
             trace["omega"] = omega
             trace["arr"] = {
+                "mode": self.arr,
+                "weight": weights[self.arr],
                 "excluded": [h.passage.id for h in hits],
                 "retrieved": retrieved_trace(new_hits),
-                **{name: retrieved_trace(found) for name, found in ablations.items()},
+                **{mode: retrieved_trace(found[mode]) for mode in ARR_MODES},
             }
             if new_hits:
                 second = await self._pass(task, gate, new_hits)
@@ -358,14 +383,20 @@ class RiLMSystem:
 def load_gate_for(llm: LLM, path: Path, *, system: str = NAME) -> tuple[CertaintyGate, str]:
     """Load a gate, check it fits ``llm``'s features, and hash it for the run identity.
 
+    The hidden size is checked here too (when the backend can tell it without a call), so a
+    gate of another size stops the run before the first sample rather than failing on every
+    sample.
+
     Raises:
-        SystemSetupError: the file is missing or damaged, or was trained on another model or
-            kind of features than ``llm`` produces.
+        SystemSetupError: the file is missing or damaged, or was trained on another model,
+            kind of features or feature size than ``llm`` produces.
     """
     try:
         gate = CertaintyGate.load(path)
         gate.check(llm.feature_kind, llm.backend.model_id,
                    source=f"model {llm.spec}'s prompt features")
+        gate.check_dim(llm.feature_dim(), source=f"model {llm.spec}'s prompt features",
+                       path=path)
     except GateError as exc:
         raise SystemSetupError(f"system {system!r}: {exc.message}", hint=exc.hint) from exc
     digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
