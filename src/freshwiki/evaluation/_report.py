@@ -36,6 +36,7 @@ from freshwiki.evaluation._contradiction import (
     TYPES,
     contradiction_tables,
 )
+from freshwiki.evaluation._growover import rilm_sections
 from freshwiki.evaluation._stats import (
     Accounting,
     Agreement,
@@ -746,6 +747,7 @@ def write_report(results: Sequence[RunResults], out_dir: Path | str, *,
     context = {
         "classification": _classification_views(results, [v.label for v in views]),
         "contradiction": contradiction_tables(results, [v.label for v in views]),
+        "rilm": rilm_sections(results, [v.label for v in views]),
         "types": TYPES,
         "headings": TYPE_HEADINGS,
         "long": _TYPE_TITLES,

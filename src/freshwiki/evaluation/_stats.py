@@ -24,6 +24,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -246,6 +247,35 @@ def bootstrap_ci(values: Iterable[float] | FloatArray, *, confidence: float = 0.
     else:
         means = _resampled_means(array.size, None, array, np.ones_like(array), resamples, rng)
     return _percentile(means, confidence)
+
+
+def wilson_ci(successes: int, trials: int, *, confidence: float = 0.95) -> Interval | None:
+    """Wilson score interval of a proportion (0/1 scores).
+
+    A percentile bootstrap of an all-0 or all-1 group collapses to a point and says nothing
+    about n; the Wilson interval still widens as n shrinks.
+
+    Returns:
+        ``None`` for no trials.
+
+    Raises:
+        ValueError: ``successes`` outside [0, trials], or ``confidence`` not in (0, 1).
+    """
+    if not 0 <= successes <= trials:
+        raise ValueError(f"{successes} successes out of {trials} trials")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    if trials == 0:
+        return None
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    p = successes / trials
+    centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
+    half = (z / (1 + z * z / trials)) * math.sqrt(p * (1 - p) / trials
+                                                  + z * z / (4 * trials * trials))
+    # At 0 or n successes the bound is exactly 0 or 1; rounding would leave 1e-17.
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == trials else min(1.0, centre + half)
+    return Interval(low, high, confidence)
 
 
 def cluster_bootstrap_ci(values: Iterable[float] | FloatArray, clusters: Sequence[str], *,

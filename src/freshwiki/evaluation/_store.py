@@ -34,6 +34,7 @@ from freshwiki.benchmarks import Output, Sample, Score
 from freshwiki.errors import FreshwikiError
 from freshwiki.evaluation._chat_analysis import FACTUALITY, chat_turns
 from freshwiki.evaluation._diff import diff_runs
+from freshwiki.evaluation._growover import GROWOVER, RILM_SCORERS, rilm_samples
 from freshwiki.evaluation._types import FailedItem, RunInfo, RunResults, ScoredItem
 from freshwiki.llm import Usage
 
@@ -391,8 +392,10 @@ class ResultsStore:
         )
         turns = tuple(chat_turns(self.traces(info.run_id, key="chat"),
                                  self.score_data(info.run_id, FACTUALITY)))
+        rilm = (rilm_samples(items, {s: self.score_data(info.run_id, s) for s in RILM_SCORERS})
+                if info.benchmark == GROWOVER else ())
         return RunResults(info=info, items=items, failures=tuple(self.failures(info.run_id)),
-                          chat_turns=turns)
+                          chat_turns=turns, rilm=rilm)
 
     def traces(self, run_id: str, *, key: str | None = None
                ) -> Iterator[tuple[str, str, dict[str, Any], str, dict[str, Any]]]:

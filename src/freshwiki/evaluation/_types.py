@@ -92,6 +92,30 @@ class FailedItem:
 
 
 @dataclass(frozen=True)
+class RiLMSample:
+    """One answer of GrowOVER's ``rilm`` system with each stage scored (Tables 7 and 3).
+
+    Attributes:
+        sample_id: The sample's stable id.
+        template: Template id.
+        metadata: The sample's metadata (``snapshot``, ``type``, ``kind``).
+        scores: Per scorer (``growover-f1``, ``-em``, ``-bleu``): ``final`` (the returned
+            answer's value), ``first`` and ``second`` (each pass's answer; ``None`` when
+            there was no such pass), ``adopted`` and ``chosen`` (the pass returned).
+        arr: Whether each re-retrieval mode (``paper``, ``query``, ``append``) found the
+            evidence; empty when the gate adopted the first answer.
+        adopted: Whether the gate adopted the first answer.
+    """
+
+    sample_id: str
+    template: str
+    metadata: Mapping[str, Any]
+    scores: Mapping[str, Mapping[str, Any]]
+    arr: Mapping[str, float]
+    adopted: bool
+
+
+@dataclass(frozen=True)
 class RunResults:
     """Everything a report needs about one run."""
 
@@ -101,3 +125,6 @@ class RunResults:
     chat_turns: tuple[TurnStats, ...] = ()
     """The grounded system's chat turns, from the outputs' traces (empty for other systems):
     what the WikiChat analysis (``_chat_analysis``) is computed from."""
+    rilm: tuple[RiLMSample, ...] = ()
+    """GrowOVER ``rilm`` answers with each stage's score, from the GrowOVER scorers' data
+    (empty for other runs): what the Tables 7 and 3 sections (``_growover``) count."""

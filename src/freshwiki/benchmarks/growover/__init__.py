@@ -125,6 +125,9 @@ from freshwiki.benchmarks.growover._records import (
     instance_from_dict,
 )
 from freshwiki.benchmarks.growover._scorers import (
+    ARR_MODES as RILM_ARR_MODES,
+)
+from freshwiki.benchmarks.growover._scorers import (
     NO_RETRIEVAL,
     BleuScorer,
     EMScorer,
@@ -170,6 +173,7 @@ def hit_scorer(judge: LLM | None) -> Scorer:
 __all__ = [
     "KINDS",
     "NO_RETRIEVAL",
+    "RILM_ARR_MODES",
     "TYPES",
     "BleuScorer",
     "Candidate",

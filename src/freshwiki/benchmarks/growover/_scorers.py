@@ -11,11 +11,20 @@ evidence sentences). A system that does not retrieve has no ``retrieved`` key: t
 then records value 0 with label ``no-retrieval`` and ``data.skipped = True`` (a score must be
 a number, and nothing retrieved is indeed no hit), so tables of retrieval quality must filter
 on that label; :func:`retrieval_scored` does.
+
+RiLM's stages (GrowOVER Tables 7 and 3). A ``rilm`` output's trace holds the answer of each
+pass (``first``, and ``second`` after re-retrieval), whether the gate adopted the first, and
+the three re-retrievals (``arr``). The F1, EM and BLEU scorers score each pass's answer against
+the same gold with the same rule as the returned one, under ``data["rilm"] = {"adopted",
+"chosen", "first", "second"}``; the hit scorer stores whether each re-retrieval mode found
+the evidence, under ``data["rilm"] = {"adopted", "arr": {mode: 0 or 1}}``. Scoring stays
+here, in the benchmark: the system records only what it did, and the report's GrowOVER
+section (``freshwiki.evaluation``) only counts.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from freshwiki.benchmarks.growover._text import exact_match, normalize_answer, token_f1
@@ -56,6 +65,27 @@ def _outdated(task: Task, prediction: str, value: float, exact: bool) -> dict[st
     return {"old_answer": old, "f1_old": f1_old, "em_old": em_old, "outdated": outdated}
 
 
+STAGES = ("first", "second")
+"""RiLM's passes whose answers are scored besides the returned one."""
+ARR_MODES = ("paper", "query", "append")
+"""RiLM's re-retrieval modes in ``trace["arr"]`` (Eq. 2's ω, ω = 0, ω = 1)."""
+
+
+def _rilm_stages(task: Task, output: Output,
+                 value_of: Callable[[Output], float]) -> dict[str, Any]:
+    """``{"rilm": ...}``: each pass's answer scored by ``value_of``; empty for other systems."""
+    trace = output.trace
+    if "adopted" not in trace or not isinstance(trace.get("first"), Mapping):
+        return {}
+    record: dict[str, Any] = {"adopted": bool(trace["adopted"]),
+                              "chosen": trace.get("chosen")}
+    for stage in STAGES:
+        found = trace.get(stage)
+        record[stage] = (value_of(Output(text=str(found.get("answer", ""))))
+                         if isinstance(found, Mapping) else None)
+    return {"rilm": record}
+
+
 class F1Scorer:
     """SQuAD token F1 of the answer (a QA output's first line) against the gold (new) answer."""
 
@@ -67,9 +97,10 @@ class F1Scorer:
         value = token_f1(prediction, gold)
         extra = _outdated(task, prediction, value, exact_match(prediction, gold))
         label = "outdated" if extra.get("outdated") else None
+        stages = _rilm_stages(task, output, lambda o: token_f1(_answer(o, task), gold))
         return Score(value, label=label,
                      explanation=f"{normalize_answer(prediction)!r} vs {normalize_answer(gold)!r}",
-                     data={"prediction": prediction, "gold": gold, **extra})
+                     data={"prediction": prediction, "gold": gold, **extra, **stages})
 
 
 class EMScorer:
@@ -83,8 +114,10 @@ class EMScorer:
         hit = exact_match(prediction, gold)
         extra = _outdated(task, prediction, float(hit), hit)
         label = "correct" if hit else ("outdated" if extra.get("outdated") else "incorrect")
+        stages = _rilm_stages(task, output,
+                              lambda o: float(exact_match(_answer(o, task), gold)))
         return Score(float(hit), label=label, data={"prediction": prediction, "gold": gold,
-                                                    **extra})
+                                                    **extra, **stages})
 
 
 class BleuScorer:
@@ -97,9 +130,14 @@ class BleuScorer:
         import sacrebleu
 
         gold = _gold(task)
-        bleu = sacrebleu.sentence_bleu(output.text.strip(), [gold])
-        return Score(min(1.0, max(0.0, bleu.score / 100.0)),
-                     explanation=f"BLEU {bleu.score:.2f}", data={"gold": gold})
+
+        def value_of(o: Output) -> float:
+            return min(1.0, max(0.0, sacrebleu.sentence_bleu(o.text.strip(), [gold]).score
+                                / 100.0))
+
+        score = sacrebleu.sentence_bleu(output.text.strip(), [gold]).score
+        return Score(value_of(output), explanation=f"BLEU {score:.2f}",
+                     data={"gold": gold, **_rilm_stages(task, output, value_of)})
 
 
 class HitScorer:
@@ -120,10 +158,16 @@ class HitScorer:
         ids = [str(r["id"]) for r in retrieved]
         ranks = {pid: ids.index(pid) + 1 for pid in wanted if pid in ids}
         hit = len(ranks) == len(wanted)
+        data: dict[str, Any] = {"k": len(ids), "ranks": ranks, "evidence_passages": wanted,
+                                "retrieved": ids}
+        arr = output.trace.get("arr")
+        if "adopted" in output.trace and isinstance(arr, Mapping):
+            data["rilm"] = {"adopted": bool(output.trace["adopted"]), "arr": {
+                mode: float(set(wanted) <= {str(r["id"]) for r in arr[mode]})
+                for mode in ARR_MODES if isinstance(arr.get(mode), list)}}
         return Score(float(hit), label="hit" if hit else "miss",
                      explanation=f"evidence at rank(s) {ranks}" if ranks else "evidence missed",
-                     data={"k": len(ids), "ranks": ranks, "evidence_passages": wanted,
-                           "retrieved": ids})
+                     data=data)
 
 
 def retrieval_scored(items: Iterable[T], label_of: Any = None) -> list[T]:
