@@ -85,9 +85,31 @@ def _cuts(sources: list[Path], cuts: str | None, every: str | None, start: str |
     return monthly_cuts(lo, hi)
 
 
+_PAGE_NOTES = 5
+"""Articles skipped whole (deleted, emptied, redirected) named per snapshot; the rest are
+counted, and all are in that snapshot's ``skips.jsonl``."""
+
+
+def _notes(dataset: Dataset, shown: list[SnapshotInfo]) -> None:
+    """On stderr: snapshots in which nothing changed, and articles skipped whole."""
+    for info in shown:
+        skips = [s for s in dataset.skips(info) if s.stage in ("snapshot", "page")]
+        for skip in [s for s in skips if s.stage == "snapshot"]:
+            err.print(f"note: snapshot {info.label}: {escape(skip.reason)}", highlight=False)
+        pages = [s for s in skips if s.stage == "page"]
+        for skip in pages[:_PAGE_NOTES]:
+            err.print(f"note: snapshot {info.label}: {escape(skip.title)} skipped: "
+                      f"{escape(skip.reason)}", highlight=False)
+        if len(pages) > _PAGE_NOTES:
+            err.print(f"note: snapshot {info.label}: {len(pages) - _PAGE_NOTES} more "
+                      f"article(s) skipped, see {dataset.folder(info) / 'skips.jsonl'}",
+                      highlight=False, soft_wrap=True)
+
+
 def _report(dataset: Dataset, out: Console, as_json: bool,
             infos: list[SnapshotInfo] | None = None) -> None:
     shown = infos if infos is not None else dataset.snapshots
+    _notes(dataset, shown)
     if as_json:
         out.print_json(json.dumps({"path": str(dataset.root), "name": dataset.root.name,
                                    "snapshots": [s.to_dict() for s in shown]}))

@@ -35,6 +35,32 @@ def _check_sources(sources: Sequence[Path]) -> None:
                                hint="give the path of a MediaWiki XML dump (.xml, .bz2, .gz).")
 
 
+def _check_changes(sources: Sequence[Path], first: dt.datetime, last: dt.datetime) -> None:
+    """Refuse history sources in which nothing happens between the first and the last cut.
+
+    A history with a single revision per page (an articles dump given as a history, say)
+    would give every later snapshot the first one's text: no New, no Changed instance, after
+    an hour of generating snapshot 0. One lazy pass over the revisions stops at the first one
+    after the first cut, so a real history costs little.
+
+    Raises:
+        DatasetError: naming the sources and the cuts, with what to give instead.
+    """
+    from freshwiki.corpus import ARTICLE_NAMESPACES, iter_revisions
+
+    for path in sources:
+        for rev in iter_revisions(path, namespaces=ARTICLE_NAMESPACES):
+            if first < rev.timestamp <= last:
+                return
+    names = ", ".join(p.name for p in sources)
+    raise DatasetError(
+        f"no revision of {names} falls after the first cut {first:%Y-%m-%d} (up to "
+        f"{last:%Y-%m-%d}): every later snapshot would repeat the first, with nothing new or "
+        "changed to ask about (a history with a single revision per page?)",
+        hint="give a pages-meta-history dump with later revisions, cuts within its "
+        "revisions' dates, or a single cut for one snapshot.")
+
+
 async def build_dataset(
     root: Path,
     sources: Sequence[Path],
@@ -92,6 +118,8 @@ async def build_dataset(
     if len({c.date() for c in ordered}) != len(ordered):
         raise DatasetError("two cuts fall on the same day",
                            hint="a dataset has at most one snapshot per day.")
+    if mode == "history" and len(ordered) > 1:
+        _check_changes(sources, ordered[0], ordered[-1])
     dataset = Dataset.create(root, name=root.name, mode=mode, sources=sources,
                              model_spec=model_spec, model_id=llm.backend.model_id, seed=seed,
                              kinds=kinds)

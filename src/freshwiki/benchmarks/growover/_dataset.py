@@ -417,7 +417,28 @@ class Dataset:
                     f"the article is not in this snapshot (deleted, moved or not in "
                     f"{source}): its {dropped} instance(s) are dropped")],
                     {"page_id": page_id, "title": old.title, "status": "absent"})
+        if previous is not None and NO_CHANGE_PAGE not in seen:
+            self._note_no_change(current, previous, prev_pages)
         return self._finish(current, progress=progress, embedder=embedder)
+
+    def _note_no_change(self, info: SnapshotInfo, previous: SnapshotInfo,
+                        prev_pages: Mapping[int, Snapshot]) -> None:
+        """Record a snapshot in which no article changed (a skip of the whole snapshot).
+
+        Such a snapshot is valid (a quiet month) but has nothing new or changed to ask about,
+        only the carried-over unchanged instances; saying so in ``skips.jsonl`` (and through it
+        in the CLI) keeps a reader from taking its empty New / Changed columns for a failure.
+        """
+        now = {pid: snap.revision_id for pid, snap in self.pages(info).items()}
+        if not now or now != {pid: snap.revision_id for pid, snap in prev_pages.items()}:
+            return
+        with _Appender(self.folder(info)) as out:
+            out.write([], [GenerationSkip(
+                NO_CHANGE_PAGE, "", info.label, "snapshot",
+                f"no article changed since {previous.label}: all {len(now)} are at the "
+                "revision they had then, so this snapshot has no new or changed instance "
+                "(the unchanged ones are carried over)")],
+                {"page_id": NO_CHANGE_PAGE, "title": "", "status": "no change"})
 
     async def _one_page(self, item: PageInput, info: SnapshotInfo, builder: PageBuilder,
                         old: Snapshot | None, old_instances: list[Instance],
@@ -476,6 +497,10 @@ def resolve_cut(value: str | dt.datetime) -> dt.datetime:
         return parse_cut(value)
     except SnapshotError as exc:
         raise DatasetError(exc.message, hint=exc.hint) from None
+
+
+NO_CHANGE_PAGE = 0
+"""Page id of a snapshot-level record (MediaWiki page ids start at 1)."""
 
 
 class _Appender:
