@@ -44,8 +44,10 @@ then ``vanilla``, ``ralm``, ``ralm-best`` (the gate's document) and ``rilm`` are
 the **later snapshots only**, so no figure of a gated system rests on data its gate saw.
 ``OUT/growover.md`` / ``OUT/growover.json`` hold per snapshot x type the mean F1 / EM / BLEU /
 hit@k with 95% bootstrap intervals and n, the gate's out-of-sample accuracy and the F1 of
-adopted and not-adopted answers (the paper's Table 2), the re-retrieval hit rate of ARR
-against query-only and always-append (Table 3) and the F1 at each RiLM stage (Table 7).
+adopted and not-adopted answers (the paper's Table 2), and RiLM's Tables 7 and 3 as the
+report computes them (``freshwiki report RUN_ID`` shows the same sections): the score at each
+RiLM stage, and the re-retrieval hit rate of ARR against query-only and always-append on the
+not-adopted answers. ``--arr paper,query,append`` runs rilm once per re-retrieval mode.
 
 Text from Wikipedia, CC BY-SA 4.0.
 """
@@ -75,13 +77,18 @@ from freshwiki.benchmarks.growover import (
     datasets_dir,
     retrieval_scored,
     summarize_candidates,
-    token_f1,
 )
 from freshwiki.changes.snapshots import LLMJudge
 from freshwiki.config import load_settings
 from freshwiki.corpus import clean_wikitext, iter_latest, read_source
 from freshwiki.corpus.readers import synthetic_id
-from freshwiki.evaluation import ResultsStore, default_results_path, run_evaluation, summarize
+from freshwiki.evaluation import (
+    ResultsStore,
+    default_results_path,
+    rilm_sections,
+    run_evaluation,
+    summarize,
+)
 from freshwiki.llm import open_llm
 from freshwiki.retrieval import Embedder
 from freshwiki.systems import system_names
@@ -479,47 +486,44 @@ def train_gate(run_id: str, path: Path, kind: str) -> dict[str, Any]:
     return report
 
 
-def _mean(values: Sequence[float]) -> float | None:
-    return round(sum(values) / len(values), 4) if values else None
+def rilm_tables(store: ResultsStore, run_id: str) -> list[dict[str, Any]]:
+    """Tables 7 and 3 of the paper from a rilm run, as the report computes them.
 
-
-def rilm_tables(store: ResultsStore, run_id: str, gold: dict[str, str]) -> dict[str, Any]:
-    """Tables 2, 3 and 7 of the paper from a rilm run's traces (per type and overall).
-
-    ``gold``: the reference answer per sample id.
+    Per evaluation snapshot x type and pooled: the stage scores the GrowOVER scorers recorded
+    (F1 / EM, or BLEU), the re-retrieval hit rates of the three ARR modes, each with n and a
+    95 % interval (see ``freshwiki.evaluation``'s ``rilm_sections``).
     """
-    results = store.load_run(run_id)
-    hits = {i.sample_id: i for i in results.items if i.scorer == "growover-hit"}
-    rows: dict[str, dict[str, list[float]]] = {}
-    for sample_id, item in hits.items():
-        output = store.get_output(run_id, sample_id, item.template)
-        if output is None or not output.trace.get("first"):
-            continue
-        trace, reference = output.trace, gold.get(sample_id, "")
-        evidence = set(map(str, item.metadata.get("evidence_passages", ())))
-        f1 = {stage: token_f1(trace[stage]["answer"], reference)
-              for stage in ("first", "second") if trace.get(stage) and "answer" in trace[stage]}
-        final = token_f1(output.text, reference)
-        for group in (str(item.metadata.get("type", "")), "all"):
-            r = rows.setdefault(group, {})
-            if trace["adopted"]:
-                r.setdefault("adopted", []).append(final)
-            else:
-                r.setdefault("not_adopted_before_arr", []).append(f1["first"])
-                if "second" in f1:
-                    r.setdefault("not_adopted_after_arr", []).append(f1["second"])
-                r.setdefault("not_adopted_final", []).append(final)
-                for name in ("retrieved", "query_only", "always_append"):
-                    found = {d["id"] for d in trace.get("arr", {}).get(name, [])}
-                    r.setdefault(f"arr_hit_{name}", []).append(
-                        float(bool(evidence) and evidence <= found))
-            r.setdefault("final", []).append(final)
-    return {group: {key: {"mean": _mean(v), "n": len(v)} for key, v in sorted(r.items())}
-            for group, r in sorted(rows.items())}
+    out = []
+    for section in rilm_sections([store.load_run(run_id)], [run_id]):
+        tables = [*section.table7, *([section.table3] if section.table3 else [])]
+        out.append({"kind": section.kind, "arr": section.arr, "n": section.n,
+                    "n_adopted": section.n_adopted, "tables": [{
+                        "title": t.title, "scorer": t.scorer, "rows": [{
+                            "row": key, "heading": heading, "cells": [{
+                                "snapshot": col[0], "type": col[1], "mean": c.mean,
+                                "ci": None if c.ci is None else [c.ci.low, c.ci.high],
+                                "n": c.n} for col, c in zip(t.columns, cells, strict=True)]}
+                            for key, heading, cells in t.rows]} for t in tables]})
+    return out
 
 
-STAGES = ("adopted", "not_adopted_before_arr", "not_adopted_after_arr", "not_adopted_final",
-          "final", "arr_hit_retrieved", "arr_hit_query_only", "arr_hit_always_append")
+def stage_lines(sections: Sequence[dict[str, Any]]) -> list[str]:
+    """Markdown of :func:`rilm_tables`' pooled columns (all snapshots, per type)."""
+    lines: list[str] = []
+    for section in sections:
+        for t in section["tables"]:
+            columns = [c for c in t["rows"][0]["cells"] if c["snapshot"] == "all"]
+            lines += ["", f"{t['title']} ({section['kind']}, arr={section['arr']}; all "
+                      "evaluation snapshots; mean [95% CI] n):", "",
+                      "| | " + " | ".join(c["type"] for c in columns) + " |",
+                      "| --- |" + " --- |" * len(columns)]
+            for row in t["rows"]:
+                cells = [c for c in row["cells"] if c["snapshot"] == "all"]
+                lines.append(f"| {row['heading']} | " + " | ".join(
+                    "—" if c["mean"] is None else f"{c['mean']:.3f}"
+                    + (f" [{c['ci'][0]:.2f}, {c['ci'][1]:.2f}]" if c["ci"] else "")
+                    + f" {c['n']}" for c in cells) + " |")
+    return lines
 
 
 def main() -> int:
@@ -537,6 +541,10 @@ def main() -> int:
                         help="Documents per retrieval (the paper's 3).")
     parser.add_argument("--kinds", default="qa,dialogue")
     parser.add_argument("--systems", default="vanilla,ralm,ralm-best,rilm")
+    parser.add_argument("--arr", default="paper",
+                        help="RiLM re-retrieval modes to run, comma-separated (paper, query, "
+                        "append): one rilm run each. Table 3's retrieval rows come from any "
+                        "one run; the answers after each mode's re-retrieval need its run.")
     parser.add_argument("--limit", type=int, default=None, help="Samples per run (tiny runs).")
     parser.add_argument("--titles", default="", help="Only these articles (comma-separated).")
     parser.add_argument("--no-judge", action="store_true",
@@ -560,6 +568,7 @@ def main() -> int:
     sources = [*REAL, real_dated, constructed]
     distractors = [] if args.no_distractors else [SAMPLE_DUMP, *TOPICS]
     kinds = [k for k in args.kinds.split(",") if k]
+    arr_modes = [m for m in args.arr.split(",") if m]
     cuts = [dt.datetime.combine(dt.date.fromisoformat(c), dt.time.max, tzinfo=dt.UTC)
             for c in CUTS]
     root = datasets_dir(settings.home) / args.name
@@ -621,10 +630,7 @@ def main() -> int:
             options=options, benchmark_options=bench, settings=settings))
         with ResultsStore(store_path) as store:
             items = store.load_run(summary.info.run_id).items
-            gold = {x.id: x.targets[0] for x in GrowOver(dataset, kind=kind).samples()
-                    if x.targets}
-            extra = (rilm_tables(store, summary.info.run_id, gold) if system == "rilm"
-                     else None)
+            extra = rilm_tables(store, summary.info.run_id) if system == "rilm" else None
         scorers = sorted({i.scorer for i in items})
         run = {"system": system, "kind": kind, "run_id": summary.info.run_id,
                "model": system_model, "options": options, "snapshots": snapshots or labels,
@@ -657,7 +663,12 @@ def main() -> int:
         for system in systems:
             if system == "ralm":
                 options: dict[str, Any] = {"k": args.k}
-            elif system in ("ralm-best", "rilm"):
+            elif system == "rilm":
+                for mode in arr_modes:
+                    evaluate(system, kind, {option: str(gate), "k": args.k, "arr": mode},
+                             later)
+                continue
+            elif system == "ralm-best":
                 options = {option: str(gate), "k": args.k}
             else:
                 options = {}
@@ -703,13 +714,7 @@ def main() -> int:
                 lines.append(f"| {scorer} | {r['snapshot']} | {r['type']} | "
                              f"{r['mean']:.3f}{ci} | {r['n']} |")
         if run.get("stages"):
-            lines += ["", "RiLM stages (mean F1, or re-retrieval hit rate, and n):", "",
-                      "| type | " + " | ".join(STAGES) + " |",
-                      "| --- |" + " --- |" * len(STAGES)]
-            for group, cells in run["stages"].items():
-                lines.append(f"| {group} | " + " | ".join(
-                    "" if s not in cells or cells[s]["mean"] is None
-                    else f"{cells[s]['mean']:.3f} ({cells[s]['n']})" for s in STAGES) + " |")
+            lines += stage_lines(run["stages"])
     lines += ["", "Text from Wikipedia, CC BY-SA 4.0 (plus constructed revisions, see the "
               "script's docstring)."]
     (args.out / "growover.md").write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -238,3 +238,23 @@ def test_the_names_agree_with_the_benchmark_and_the_system() -> None:
     assert (*QA_SCORERS, *DIALOGUE_SCORERS, HIT) == (
         F1Scorer.name, EMScorer.name, BleuScorer.name, HitScorer.name)
     assert set(RILM_ARR_MODES) == set(ARR_MODES) == {key for key, _ in MODE_ROWS}
+
+
+def test_the_experiment_writes_the_same_tables(store: ResultsStore) -> None:
+    from tests.benchmarks.growover.test_figure_construction import _script
+
+    run = _script()
+    (section,) = run.rilm_tables(store, "rilm0000000a")
+    assert (section["kind"], section["arr"], section["n"], section["n_adopted"]) == (
+        "qa", "paper", 6, 2)
+    f1 = section["tables"][0]
+    before = next(r for r in f1["rows"] if r["row"] == "before")
+    pooled = next(c for c in before["cells"] if (c["snapshot"], c["type"]) == ("all", "all"))
+    assert (pooled["mean"], pooled["n"]) == (pytest.approx(5 / 12), 4)
+    table3 = section["tables"][-1]
+    append = next(r for r in table3["rows"] if r["row"] == "append")
+    # Re-retrieved: s2, s6 (new; only s6's append hit), s3, s5 (changed; none); no unchanged.
+    assert [(c["type"], c["mean"]) for c in append["cells"] if c["snapshot"] == "all"] == [
+        ("new", 0.5), ("changed", 0.0), ("all", 0.25)]
+    lines = run.stage_lines([section])
+    assert any(x.startswith("| Always append (ω = 1) | ") for x in lines)

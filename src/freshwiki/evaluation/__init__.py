@@ -21,6 +21,7 @@ from freshwiki.evaluation._gate_training import (
     label_for,
     train_gate_from_run,
 )
+from freshwiki.evaluation._growover import RiLMSection, StageTable, rilm_sections
 from freshwiki.evaluation._judge_choice import JudgeChoice, default_judge, same_model
 from freshwiki.evaluation._leaderboard import (
     Board,
@@ -75,7 +76,13 @@ from freshwiki.evaluation._transfer import (
     read_runs_file,
     select_runs,
 )
-from freshwiki.evaluation._types import FailedItem, RunInfo, RunResults, ScoredItem
+from freshwiki.evaluation._types import (
+    FailedItem,
+    RiLMSample,
+    RunInfo,
+    RunResults,
+    ScoredItem,
+)
 
 __all__ = [
     "Agreement",
@@ -100,6 +107,8 @@ __all__ = [
     "PairPrompts",
     "PairedComparison",
     "ResultsStore",
+    "RiLMSample",
+    "RiLMSection",
     "RunConflictError",
     "RunInfo",
     "RunOverview",
@@ -108,6 +117,7 @@ __all__ = [
     "SchemaMismatchError",
     "ScoreMean",
     "ScoredItem",
+    "StageTable",
     "StoreError",
     "SystemicFailureError",
     "TransferError",
@@ -134,6 +144,7 @@ __all__ = [
     "merge_runs_files",
     "paired_comparison",
     "read_runs_file",
+    "rilm_sections",
     "run_evaluation",
     "same_model",
     "select_runs",
