@@ -303,9 +303,9 @@ def main() -> int:
         sources, out = {"heldout": HELDOUT}, RESULTS.with_name("chat_accuracy_heldout.json")
     else:
         sources, out = {"dev": QA}, RESULTS
-    raw = out.with_name(out.stem + "_replies.json")  # the replies stay with their set
     if args.out:
         out = RESULTS.with_name(args.out)
+    raw = out.with_name(out.stem + "_replies.json")  # the replies stay with their result
     questions = [{**json.loads(line), "source": name} for name, source in sources.items()
                  for line in source.read_text(encoding="utf-8").splitlines() if line.strip()]
     flawed = {json.loads(line)["title"] for line in REVIEW.read_text(encoding="utf-8")

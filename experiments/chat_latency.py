@@ -13,6 +13,7 @@ of the default corpus and checked by script; see ``qa_data.py``). Goals (issue 1
 ≤ 3x the plain LLM per turn; first reply text ≤ 60 % of the turn. Run::
 
     .venv/bin/python experiments/chat_latency.py [--questions 20] [--modes fast,full]
+    .venv/bin/python experiments/chat_latency.py --lookup 4   # also fast with lookup decoding
 
 Writes ``experiments/results/chat_latency.json``. The default corpus index is built first if
 this home has none (a few minutes, once).
@@ -105,12 +106,22 @@ def ratio_interval(seconds: list[float], anchor: list[float], draws: int = 2000
     return ratios[int(0.025 * draws)], ratios[int(0.975 * draws) - 1]
 
 
-async def measure(asked: list[str], modes: list[str], model: str | None) -> dict[str, Tally]:
+async def measure(asked: list[str], modes: list[str], model: str | None, lookup: int = 0
+                  ) -> dict[str, Tally]:
     settings = load_settings({"model": model} if model else {}).settings
     index = open_search_index(settings)
     llm = open_llm(settings.model, settings=settings, cache=False)
     engines = {mode: GroundedChat(llm, index, mode=mode) for mode in modes}  # type: ignore[arg-type]
-    tallies = {name: Tally() for name in ("plain", *modes)}
+    extra = []
+    if lookup:
+        # The same model with prompt-lookup decoding, a second llama.cpp context: each fast
+        # turn is answered with and without it, interleaved, against the same anchor.
+        guessed = load_settings({**({"model": model} if model else {}),
+                                 "lookup_tokens": lookup}).settings
+        extra.append(open_llm(guessed.model, settings=guessed, cache=False))
+        for mode in modes:
+            engines[f"{mode}+lookup{lookup}"] = GroundedChat(extra[0], index, mode=mode)  # type: ignore[arg-type]
+    tallies = {name: Tally() for name in ("plain", *engines)}
     console = Console(stderr=True)
     try:
         # One untimed warm-up call loads the weights.
@@ -149,6 +160,8 @@ async def measure(asked: list[str], modes: list[str], model: str | None) -> dict
             console.print(f"[dim]{number}/{len(asked)} done[/dim]")
     finally:
         await llm.aclose()
+        for other in extra:
+            await other.aclose()
         index.close()
     return tallies
 
@@ -158,12 +171,16 @@ def main() -> int:
     parser.add_argument("--questions", type=int, default=20)
     parser.add_argument("--modes", default="fast")
     parser.add_argument("--model", default=None, help="Model spec (default: configured).")
+    parser.add_argument("--lookup", type=int, default=0,
+                        help="also answer each question in every mode with prompt-lookup "
+                             "decoding guessing this many tokens (the lever issue 12 lists)")
     args = parser.parse_args()
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     picked = questions(args.questions)
     started = time.perf_counter()
     before = os.getloadavg()
-    tallies = asyncio.run(measure([q["question"] for q in picked], modes, args.model))
+    tallies = asyncio.run(measure([q["question"] for q in picked], modes, args.model,
+                                  args.lookup))
     anchor = tallies["plain"].seconds
     rows = {name: tally.row(anchor) for name, tally in tallies.items()}
     table = Table(title=f"Per-turn cost, {len(picked)} questions (anchor: plain LLM, "
