@@ -127,7 +127,10 @@ async def test_prompt_lookup_decoding_gives_the_same_greedy_reply(smollm2_path: 
     # (batches of more than one token after the prompt).
     text = ("The 2023 Korea Masters was a badminton tournament that took place at Gwangju "
             "Women's University Stadium in Gwangju, South Korea, from 7 to 12 November 2023.")
-    messages = [Message.user(f"Repeat this sentence exactly:\n{text}")]
+    # Over 512 prompt tokens (one llama.cpp batch): lookup keeps every position's logits,
+    # and a buffer sized for one batch failed there ("could not broadcast").
+    filler = " ".join(f"Note {i}: the tournament had a total prize of $210,000." for i in range(60))
+    messages = [Message.user(f"{filler}\nRepeat this sentence exactly:\n{text}")]
     plain = open_llm("local:smollm2-135m", cache=False)
     lookup = open_llm("local:smollm2-135m", cache=False,
                       settings=load_settings({"lookup_tokens": 8}).settings)

@@ -106,6 +106,10 @@ def load_llama(path: Path, n_ctx: int, n_threads: int, lookup_tokens: int = 0
                 n_threads=n_threads or os.cpu_count() or 1,
                 n_batch=512,
                 draft_model=draft,
+                # With a draft model llama-cpp-python 0.3.36 keeps every position's logits
+                # but sizes their buffer from this flag: left False, the buffer has n_batch
+                # rows and a prompt longer than 512 tokens fails ("could not broadcast").
+                logits_all=draft is not None,
                 verbose=False,
             )
         except (ValueError, RuntimeError) as exc:
@@ -116,7 +120,11 @@ def load_llama(path: Path, n_ctx: int, n_threads: int, lookup_tokens: int = 0
                 hint="the file may be truncated or not a supported GGUF; re-install it "
                 "(`freshwiki models install NAME --force`).",
             ) from exc
-        llama.set_cache(_compact_prompt_cache(llama_cpp, PROMPT_CACHE_BYTES))
+        if draft is None:
+            # Lookup decoding keeps every position's logits, which the compact state cache
+            # (one row of logits per state) cannot restore; the KV prefix of the previous
+            # call is still reused without it.
+            llama.set_cache(_compact_prompt_cache(llama_cpp, PROMPT_CACHE_BYTES))
         _count_evaluations(llama)
         entry = (llama, threading.Lock())
         _LOADED[key] = entry
