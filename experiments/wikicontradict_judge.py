@@ -161,7 +161,8 @@ def _samples(bench: WikiContradict) -> dict[str, Any]:
     return _SAMPLES[id(bench)]
 
 
-def _short_row(gold: list[str], predicted: list[str]) -> dict[str, Any]:
+def short_row(gold: Sequence[str], predicted: Sequence[str]) -> dict[str, Any]:
+    """Accuracy, kappa, macro-F1 and the 'correct' class's P/R/F1 of one scorer."""
     report = agreement_report(gold, predicted)
     correct = report.per_class["correct"]
     return {"n": report.n, "accuracy": report.accuracy, "kappa": report.kappa,
@@ -175,7 +176,7 @@ def _by(key: Callable[[HumanLabel], str], labels: Sequence[HumanLabel], gold: li
     out: dict[str, dict[str, Any]] = {}
     for value in sorted({key(h) for h in labels}):
         idx = [i for i, h in enumerate(labels) if key(h) == value]
-        out[value] = {name: _short_row([gold[i] for i in idx], [p[i] for i in idx])
+        out[value] = {name: short_row([gold[i] for i in idx], [p[i] for i in idx])
                       for name, p in predicted.items()}
     return out
 

@@ -29,15 +29,14 @@ import dataclasses
 import json
 import sys
 import tempfile
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from _provenance import data_provenance, write_result
-from freshwiki.benchmarks.wikicontradict import agreement_report
 from freshwiki.config import load_settings
 from freshwiki.evaluation import default_judge
 from freshwiki.llm import models
+from wikicontradict_judge import short_row
 
 RESULTS = Path(__file__).resolve().parent / "results"
 REAL = RESULTS / "wikicontradict_judge_real.json"
@@ -54,14 +53,6 @@ def _stored_verdict(item: dict[str, Any], judge: str) -> str | None:
         if key.endswith(" spec") and spec == judge:
             return str(item[key.removesuffix(" spec")])
     return None
-
-
-def _row(gold: Sequence[str], predicted: Sequence[str]) -> dict[str, Any]:
-    report = agreement_report(gold, predicted)
-    correct = report.per_class["correct"]
-    return {"n": report.n, "accuracy": report.accuracy, "macro_f1": report.macro_f1,
-            "kappa": report.kappa, "correct_precision": correct.precision,
-            "correct_recall": correct.recall, "correct_f1": correct.f1}
 
 
 def main(argv: list[str]) -> int:
@@ -89,7 +80,7 @@ def main(argv: list[str]) -> int:
 
     def table(idx: list[int]) -> dict[str, dict[str, Any]]:
         gold = [items[k]["human"] for k in idx]
-        return {name: _row(gold, [col[k] for k in idx]) for name, col in columns.items()}
+        return {name: short_row(gold, [col[k] for k in idx]) for name, col in columns.items()}
 
     everything = list(range(len(items)))
     groups: dict[str, list[int]] = {"all": everything,

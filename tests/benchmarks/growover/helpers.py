@@ -15,6 +15,10 @@ from freshwiki.changes.snapshots import Snapshot, SnapshotSentence
 from freshwiki.llm import Message
 
 T0 = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
+HEAD = ('<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10" '
+        'xml:lang="en"><siteinfo><sitename>Wikipedia</sitename><namespaces>'
+        '<namespace key="0" /></namespaces></siteinfo>')
+"""The opening of a MediaWiki export, for history files written by tests."""
 DIM = 128
 
 
@@ -115,3 +119,15 @@ def answering(qa_evidence: Callable[[list[str]], tuple[int, int]] | None = None
                            "answer": answer, "evidence_start": start, "evidence_end": end})
 
     return reply
+
+
+def revision(rid: int, when: str, text: str) -> str:
+    """One ``<revision>`` element of a history export."""
+    return (f"<revision><id>{rid}</id><timestamp>{when}</timestamp>"
+            f"<contributor><username>U</username><id>1</id></contributor>"
+            f'<text xml:space="preserve">{text}</text></revision>')
+
+
+def page(pid: int, title: str, *revisions: str) -> str:
+    """One main-namespace ``<page>`` with its revisions."""
+    return f"<page><title>{title}</title><ns>0</ns><id>{pid}</id>{''.join(revisions)}</page>"

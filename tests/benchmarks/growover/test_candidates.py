@@ -23,11 +23,8 @@ from freshwiki.benchmarks.growover import (
 from freshwiki.llm import LLM
 from freshwiki.llm.backends.scripted import ScriptedBackend
 from freshwiki.retrieval import Embedder, HybridIndex
-from tests.benchmarks.growover.helpers import Encoder, answering
+from tests.benchmarks.growover.helpers import HEAD, Encoder, answering, page, revision
 
-HEAD = ('<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10" '
-        'xml:lang="en"><siteinfo><sitename>Wikipedia</sitename><namespaces>'
-        '<namespace key="0" /></namespaces></siteinfo>')
 ALPHA_1 = ("Alpha is a town in Spain with 100 inhabitants and a long history of farming along "
            "the river valley.")
 ALPHA_1B = ALPHA_1.replace("100", "120")
@@ -42,16 +39,6 @@ BETA = ("Beta is a hill in Greece that rises 600 metres above the plain and is c
 CUTS = [dt.datetime(2020, 1, 31, 23, 59, tzinfo=dt.UTC),
         dt.datetime(2020, 2, 29, 23, 59, tzinfo=dt.UTC),
         dt.datetime(2020, 3, 31, 23, 59, tzinfo=dt.UTC)]
-
-
-def revision(rid: int, when: str, text: str) -> str:
-    return (f"<revision><id>{rid}</id><timestamp>{when}</timestamp>"
-            f"<contributor><username>U</username><id>1</id></contributor>"
-            f'<text xml:space="preserve">{text}</text></revision>')
-
-
-def page(pid: int, title: str, *revisions: str) -> str:
-    return f"<page><title>{title}</title><ns>0</ns><id>{pid}</id>{''.join(revisions)}</page>"
 
 
 @pytest.fixture

@@ -26,11 +26,8 @@ from freshwiki.llm.backends.scripted import ScriptedBackend
 from freshwiki.retrieval import Embedder
 from freshwiki.systems.ralm import RalmSystem
 from freshwiki.systems.vanilla import VanillaSystem
-from tests.benchmarks.growover.helpers import Encoder, answering
+from tests.benchmarks.growover.helpers import HEAD, Encoder, answering, page, revision
 
-HEAD = ('<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10" '
-        'xml:lang="en"><siteinfo><sitename>Wikipedia</sitename><namespaces>'
-        '<namespace key="0" /></namespaces></siteinfo>')
 ALPHA_1 = ("Alpha is a town in Spain with 100 inhabitants and a long history of farming along "
            "the river valley.")
 ALPHA_1B = ALPHA_1.replace("100", "120")
@@ -48,16 +45,6 @@ DELTA = ("Delta is a lake in Italy that lies 300 metres above sea level in a bas
          "linking the villages on the northern and southern shores of the lake.")
 CUTS = [dt.datetime(2020, 1, 31, 23, 59, tzinfo=dt.UTC),
         dt.datetime(2020, 2, 29, 23, 59, tzinfo=dt.UTC)]
-
-
-def revision(rid: int, when: str, text: str) -> str:
-    return (f"<revision><id>{rid}</id><timestamp>{when}</timestamp>"
-            f"<contributor><username>U</username><id>1</id></contributor>"
-            f'<text xml:space="preserve">{text}</text></revision>')
-
-
-def page(pid: int, title: str, *revisions: str) -> str:
-    return f"<page><title>{title}</title><ns>0</ns><id>{pid}</id>{''.join(revisions)}</page>"
 
 
 @pytest.fixture
