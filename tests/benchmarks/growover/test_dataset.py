@@ -17,9 +17,11 @@ from freshwiki.benchmarks.growover import (
     QAInstance,
     SnapshotIndexes,
     build_dataset,
+    growover_benchmark,
     growover_retriever,
     update_dataset,
 )
+from freshwiki.config import load_settings
 from freshwiki.evaluation import ResultsStore, evaluate
 from freshwiki.llm import LLM, Message, ScriptExhaustedError
 from freshwiki.llm.backends.scripted import ScriptedBackend
@@ -198,3 +200,38 @@ def test_runner_scores_every_sample_per_type(
         # At most 3 passages per snapshot index and k = 5: every evidence passage is retrieved.
         assert {(i.label, i.value) for i in hits} == {("hit", 1.0)}
     assert {i.metadata["type"] for i in items} == {"initial", "changed", "new"}
+
+
+def test_per_type_caps_each_snapshot_and_type_and_grows_as_a_superset(
+        tmp_path: Path, history: Path, embedder: Embedder) -> None:
+    dataset = build(tmp_path / "ds", history, embedder, [answering()] * 40)
+
+    def counts(bench: GrowOver) -> dict[tuple[str, str], int]:
+        out: dict[tuple[str, str], int] = {}
+        for s in bench.samples():
+            key = (str(s.metadata["snapshot"]), str(s.metadata["type"]))
+            out[key] = out.get(key, 0) + 1
+        return out
+
+    # Uncapped (by hand, see the test above): two initial QAs, then changed 1 and new 2.
+    assert counts(GrowOver(dataset)) == {("2020-01-31", "initial"): 2,
+                                         ("2020-02-29", "changed"): 1,
+                                         ("2020-02-29", "new"): 2}
+    one = GrowOver(dataset, per_type=1)
+    assert counts(one) == {("2020-01-31", "initial"): 1, ("2020-02-29", "changed"): 1,
+                           ("2020-02-29", "new"): 1}
+    assert one.describe()["per_type"] == 1 and "per_type" not in GrowOver(dataset).describe()
+    # A larger cap keeps a superset, and the seed decides which ones a cap keeps.
+    two = {s.id for s in GrowOver(dataset, per_type=2).samples()}
+    assert {s.id for s in one.samples()} <= two
+    kept = [{s.id for s in GrowOver(dataset, per_type=1, seed=seed).samples()}
+            for seed in range(8)]
+    assert len({frozenset(k) for k in kept}) > 1
+    with pytest.raises(DatasetError, match="per_type=0"):
+        GrowOver(dataset, per_type=0)
+
+
+def test_per_type_option_must_be_a_whole_number(tmp_path: Path) -> None:
+    settings = load_settings({"home": str(tmp_path)}).settings
+    with pytest.raises(DatasetError, match="per_type='many' is not a whole number"):
+        growover_benchmark(settings, {"path": str(tmp_path), "per_type": "many"})

@@ -40,18 +40,33 @@ class GrowOver:
         dataset: The opened dataset.
         kind: ``qa`` or ``dialogue``; the template has the same name.
         snapshots: Snapshot labels or numbers to include (default: all complete ones).
+        per_type: At most this many instances of each type (Unchanged / Changed / New) in each
+            snapshot, or ``None`` for all. The paper caps its gate's training classes (512 /
+            245 / 512 of September); on a CPU the same cap keeps a run of every system on the
+            evaluation snapshots within hours, and it bites mostly on Unchanged, which grows
+            with every snapshot. Which instances are kept is decided by a hash of the seed and
+            the instance id, so a larger cap keeps a superset and every system of a study
+            sees the same instances.
+        seed: Seed of that choice.
     """
 
     name = "growover"
     breakdowns: tuple[str, ...] = ("type", "snapshot", "snapshot_type")
 
     def __init__(self, dataset: Dataset, *, kind: str = "qa",
-                 snapshots: Sequence[str] | None = None) -> None:
+                 snapshots: Sequence[str] | None = None, per_type: int | None = None,
+                 seed: int = 0) -> None:
         if kind not in KINDS:
             raise DatasetError(f"growover: unknown kind {kind!r}",
                                hint="pass --benchmark-option kind=qa or kind=dialogue.")
         self.dataset = dataset
         self.kind = kind
+        if per_type is not None and per_type < 1:
+            raise DatasetError(f"growover: per_type={per_type} keeps nothing",
+                               hint="give per_type as a whole number of at least 1, or leave "
+                               "it out to keep every instance.")
+        self.per_type = per_type
+        self.seed = seed
         self.templates: tuple[str, ...] = (kind,)
         self.default_templates: tuple[str, ...] = (kind,)
         chosen = [dataset.snapshot(s) for s in snapshots] if snapshots else None
@@ -88,6 +103,8 @@ class GrowOver:
         """
         return {"path": str(self.dataset.root), "kind": self.kind,
                 "snapshots": [s.label for s in self.snapshot_infos],
+                **({"per_type": self.per_type, "seed": self.seed}
+                   if self.per_type is not None else {}),
                 "samples": len(self._samples), "templates": templates_hash(),
                 "series": self.series, "snapshot_hashes": dict(self.snapshot_hashes)}
 
@@ -99,7 +116,7 @@ class GrowOver:
         for info in self.snapshot_infos:
             lookup = self.dataset.evidence_ids(info)
             index = str(self.dataset.index_dir(info))
-            for inst in self.dataset.instances(info):
+            for inst in self._chosen(list(self.dataset.instances(info))):
                 base = {"kind": inst.kind, "type": inst.type, "snapshot": info.label,
                         "snapshot_number": info.number, "month": inst.month,
                         "title": inst.title, "page_id": inst.page_id, "instance": inst.id,
@@ -125,6 +142,21 @@ class GrowOver:
                         yield Sample(id=f"{info.label}:{inst.id}:t{turn.number}",
                                      input=turn.user, targets=(turn.expert,), metadata=meta)
                         history.append([turn.user, turn.expert])
+
+    def _chosen(self, instances: list[Any]) -> list[Any]:
+        """One snapshot's instances of this kind, capped per type (file order kept)."""
+        mine = [i for i in instances if i.kind == self.kind]
+        if self.per_type is None:
+            return mine
+
+        def rank(inst: Any) -> str:
+            return hashlib.sha256(f"{self.seed}\n{inst.id}".encode()).hexdigest()
+
+        keep: set[str] = set()
+        for kind in {i.type for i in mine}:
+            of_type = sorted((i for i in mine if i.type == kind), key=rank)
+            keep.update(i.id for i in of_type[:self.per_type])
+        return [i for i in mine if i.id in keep]
 
     def render(self, sample: Sample, template: str) -> Task:
         """``qa``: the question alone; ``dialogue``: the turns so far, then the user's message.
@@ -202,7 +234,7 @@ def dataset_path(settings: Settings, options: Mapping[str, Any]) -> Path:
                        "build`) or --benchmark-option path=FOLDER.")
 
 
-OPTIONS = ("name", "path", "kind", "snapshots")
+OPTIONS = ("name", "path", "kind", "snapshots", "per_type", "seed")
 
 
 def growover_benchmark(settings: Settings, options: Mapping[str, Any]) -> GrowOver:
@@ -210,7 +242,19 @@ def growover_benchmark(settings: Settings, options: Mapping[str, Any]) -> GrowOv
     if unknown:
         raise DatasetError(f"growover has no option {', '.join(map(repr, unknown))}",
                            hint="options: name or path, kind (qa|dialogue), snapshots "
-                           "(comma-separated dates).")
+                           "(comma-separated dates), per_type (a cap per snapshot and type), "
+                           "seed.")
     snapshots = [s.strip() for s in str(options.get("snapshots") or "").split(",") if s.strip()]
+    per_type = _whole(options, "per_type") if options.get("per_type") not in (None, "") else None
+    seed = _whole(options, "seed") if options.get("seed") not in (None, "") else 0
     return GrowOver(Dataset.open(dataset_path(settings, options)),
-                    kind=str(options.get("kind") or "qa"), snapshots=snapshots or None)
+                    kind=str(options.get("kind") or "qa"), snapshots=snapshots or None,
+                    per_type=per_type, seed=seed)
+
+
+def _whole(options: Mapping[str, Any], key: str) -> int:
+    try:
+        return int(str(options[key]))
+    except ValueError:
+        raise DatasetError(f"growover: option {key}={options[key]!r} is not a whole number",
+                           hint=f"e.g. --benchmark-option {key}=100.") from None
