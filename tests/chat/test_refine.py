@@ -65,6 +65,10 @@ async def test_the_rewrite_applies_the_feedback_and_both_are_traced(
     assert [(f.criterion, f.score) for f in refinement.feedback] == [
         ("relevant", 60), ("natural", 100), ("non_repetitive", 100), ("temporally_correct", 100)]
     assert refinement.feedback[0].feedback == "The torrent-site sentence was not asked for."
+    # Both versions are kept for the paper's Table 14 (BLEU of the refined against the
+    # composed reply).
+    assert (refinement.composed, refinement.refined) == (
+        COMPOSED, "KickassTorrents went offline on 20 July 2016 [1].")
 
     [scoring] = calls["refine-feedback"]
     [rewrite] = calls["refine"]
@@ -96,6 +100,7 @@ async def test_a_full_score_keeps_the_composed_reply_without_a_rewrite_call(
     assert refinement is not None and not refinement.rewritten
     assert refinement.note == "every criterion scored 100: composed reply kept"
     assert {f.score for f in refinement.feedback} == {100}
+    assert refinement.composed == refinement.refined == COMPOSED
 
 
 async def test_unusable_feedback_keeps_the_composed_reply(chat_passages: list[Passage]) -> None:

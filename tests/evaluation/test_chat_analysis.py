@@ -112,6 +112,24 @@ def test_columns_follow_the_breakdown_and_shares_pool_over_turns() -> None:
     assert analyse_chat(turns).columns == ("all",)  # type: ignore[union-attr]
 
 
+def test_refinement_bleu_is_the_papers_table_14_over_every_refined_turn() -> None:
+    def refined(category: str, before: str, after: str, rewritten: bool) -> TurnStats:
+        return TurnStats("s", "t", 1, {"category": category}, True, 1, (), {}, {"total": 1.0},
+                         {"natural": 80}, rewritten, None, before, after)
+
+    turns = [refined("tail", "the cat sat on a mat", "the cat sat on the mat", True),
+             refined("head", "It opened in 1905 .", "It opened in 1905 .", False),
+             stats("head")]  # no stage 7: left out
+    analysis = analyse_chat(turns, "category")
+    assert analysis is not None
+    # By hand, tail: clipped n-gram precisions 5/6, 3/5, 2/4, 1/3, equal lengths (BP 1):
+    # BLEU = (5/6 * 3/5 * 2/4 * 1/3) ** (1/4) = 0.5373. Head: a kept reply is unchanged, 100.
+    # All (pooled counts): 1-grams 5+5 of 6+5, 2-grams 3+4 of 5+4, 3-grams 2+3 of 4+3,
+    # 4-grams 1+2 of 3+2: (10/11 * 7/9 * 5/7 * 3/5) ** (1/4) = 0.30303 ** (1/4) = 0.7419.
+    assert analysis.row("refine_bleu").shown() == ("74.2", "53.7", "100.0")
+    assert [c.n for c in analysis.row("refine_bleu").cells] == [2, 1, 1]
+
+
 # -- the real run ---------------------------------------------------------------------------
 
 EXPECTED = {
@@ -168,6 +186,11 @@ def test_runs_analyse_gives_the_papers_table(
     assert all(c["value"] > 0 and c["median"] > 0 for c in latency["total"]["cells"])
     # Seconds per reply claim: whole turns' seconds over the judge's 4 claims (3 head, 1 tail).
     assert [c["n"] for c in rows["seconds_per_reply_claim"]["cells"]] == [4, 3, 1]
+    # Table 14 is over the turns stage 7 ran on: KAT 1 and 2 (head), the family (tail); the
+    # kept KAT 2 reply counts as unchanged, so head's BLEU is above the rewritten tail's.
+    bleu = rows["refine_bleu"]["cells"]
+    assert [c["n"] for c in bleu] == [3, 2, 1]
+    assert 0 < bleu[2]["value"] < bleu[1]["value"] < 100
 
     code, out, _ = run_main(["--home", str(home), "runs", "analyse", run_id, "--by", "none"],
                             monkeypatch, capsys)

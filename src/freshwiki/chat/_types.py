@@ -163,12 +163,18 @@ class Refinement:
             criterion scored 100, the feedback was unusable, or the rewrite was empty or
             withheld whole by the guard: the composed reply went on instead.
         note: Why the composed reply was kept, when it was.
+        composed: The reply before stage 7 (as the composer wrote it).
+        refined: The reply stage 7 passed on: the rewrite through the guard, or ``composed``
+            when it was kept. The two are what the paper's Table 14 compares (BLEU of the
+            refined reply against the one before refinement).
     """
 
     way: str
     feedback: tuple[CriterionFeedback, ...] = ()
     rewritten: bool = False
     note: str = ""
+    composed: str = ""
+    refined: str = ""
 
 
 @dataclass(frozen=True)

@@ -466,7 +466,8 @@ def _refinement(data: Mapping[str, Any] | None) -> Refinement | None:
         feedback=tuple(CriterionFeedback(str(f["criterion"]), int(f["score"]),
                                          str(f.get("feedback", "")))
                        for f in data.get("feedback") or ()),
-        rewritten=bool(data.get("rewritten")), note=str(data.get("note", "")))
+        rewritten=bool(data.get("rewritten")), note=str(data.get("note", "")),
+        composed=str(data.get("composed", "")), refined=str(data.get("refined", "")))
 
 
 def _stage(data: Mapping[str, Any]) -> StageRecord:

@@ -584,11 +584,13 @@ class GroundedChat:
         feedback = await score_reply(turn.calls, turn.history, composed, turn.today)
         if feedback is None:
             turn.refinement = Refinement("feedback",
-                                         note="feedback unusable: composed reply kept")
+                                         note="feedback unusable: composed reply kept",
+                                         composed=composed, refined=composed)
             return ""
         if not needs_rewrite(feedback):
             turn.refinement = Refinement("feedback", feedback,
-                                         note="every criterion scored 100: composed reply kept")
+                                         note="every criterion scored 100: composed reply kept",
+                                         composed=composed, refined=composed)
             return ""
         return await self._rewrite(
             turn, composed, "feedback", feedback,
@@ -606,7 +608,9 @@ class GroundedChat:
             note = "rewrite identical to the composed reply"
         else:
             note = ""
-        turn.refinement = Refinement(way, tuple(feedback), rewritten=not note, note=note)
+        turn.refinement = Refinement(way, tuple(feedback), rewritten=not note, note=note,
+                                     composed=composed,
+                                     refined=composed if note else refined)
         return refined
 
     async def _checked(self, turn: _Turn, text: str, block: list[dict[str, str]]

@@ -28,8 +28,13 @@ paper's questions about where a reply comes from can be answered without running
 * **Reply claims per turn** (Table 13) and **seconds per reply claim** (Table 2): from the
   ``chat-factuality`` scorer's claims when the run has them (the judge splits each reply
   into claims; the pipeline's trace does not).
-* **Stage 7** (our addition, the paper prints only its effect): mean score per criterion and
-  the share of replies the rewrite replaced, for full-mode turns refined with feedback.
+* **Stage 7**: mean score per criterion and the share of replies the rewrite replaced, for
+  full-mode turns refined with feedback (our addition), and the paper's Table 14: corpus
+  BLEU (sacrebleu, 0-100) of the replies stage 7 passed on against the replies before it,
+  over every turn stage 7 ran on (a kept reply counts as unchanged, as in the paper, where
+  every reply goes through refinement); the lower, the more refinement changed. Its Table 15
+  (conversationality before and after refinement) would need the judge to score both
+  versions of every reply, which the stored runs do not have.
 * **Latency per stage** (Table 2 gives only totals): mean and median seconds of each stage's
   timing over the turns where the stage ran (``TurnTrace.timings``; concurrent stages
   overlap, so stages add up to more than ``total``).
@@ -79,6 +84,8 @@ class TurnStats:
         refinement: Stage 7's scores per criterion when refined with feedback.
         rewritten: Whether stage 7's rewrite replaced the reply (``None``: no stage 7).
         reply_claims: Claims the factuality scorer found in the reply (``None``: not scored).
+        before_refinement: The reply stage 7 was given, and ``after_refinement`` the one it
+            passed on (both empty without stage 7, or in traces stored before they were).
     """
 
     sample_id: str
@@ -93,6 +100,8 @@ class TurnStats:
     refinement: Mapping[str, int] = field(default_factory=dict)
     rewritten: bool | None = None
     reply_claims: int | None = None
+    before_refinement: str = ""
+    after_refinement: str = ""
 
 
 def turn_stats(reply: Reply, *, sample_id: str, template: str, turn: int,
@@ -126,6 +135,8 @@ def turn_stats(reply: Reply, *, sample_id: str, template: str, turn: int,
         refinement={f.criterion: f.score for f in refinement.feedback} if refinement else {},
         rewritten=refinement.rewritten if refinement else None,
         reply_claims=reply_claims,
+        before_refinement=refinement.composed if refinement else "",
+        after_refinement=refinement.refined if refinement else "",
     )
 
 
@@ -354,6 +365,8 @@ def analyse_chat(turns: Sequence[TurnStats], breakdown: str | None = None
             rows("refine_rewritten", "replies replaced by the rewrite", "share", "turns",
                  lambda g: _share(sum(bool(t.rewritten) for t in g if t.rewritten is not None),
                                   sum(t.rewritten is not None for t in g))),
+            rows("refine_bleu", "BLEU of the refined reply against the reply before it",
+                 "score", "turns", _refinement_bleu),
         )))
     stages = sorted({s for t in turns for s in t.timings},
                     key=lambda s: (STAGE_ORDER.index(s) if s in STAGE_ORDER
@@ -364,6 +377,19 @@ def analyse_chat(turns: Sequence[TurnStats], breakdown: str | None = None
         for s in stages)))
     return ChatAnalysis(columns=tuple(columns), breakdown=breakdown,
                         turns=tuple(len(g) for g in groups), sections=tuple(sections))
+
+
+def _refinement_bleu(group: Sequence[TurnStats]) -> Cell:
+    """Corpus BLEU of stage 7's output against its input (the paper's Table 14)."""
+    pairs = [(t.after_refinement, t.before_refinement) for t in group
+             if t.rewritten is not None and t.before_refinement.strip()]
+    if not pairs:
+        return Cell(None, 0)
+    import sacrebleu
+
+    hypotheses, references = zip(*pairs, strict=True)
+    return Cell(float(sacrebleu.corpus_bleu(list(hypotheses), [list(references)]).score),
+                len(pairs))
 
 
 def _share(part: int, whole: int) -> Cell:
