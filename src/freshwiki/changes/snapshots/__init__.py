@@ -7,6 +7,10 @@ step decided (see :mod:`freshwiki.changes.snapshots._align` for the four steps: 
 groups between anchors, embeddings, LLM check). :meth:`Alignment.to_growover` gives the
 GrowOVER label shape ``{"S": {old: new}, "C": [[old, new]], "N": [...], "D": [...]}``.
 
+The LLM check is a :class:`Judge`; :class:`BatchLLMJudge` (the default of ``changes diff
+--llm`` and ``growover build``) asks about up to ``batch_size`` pairs per call and re-asks
+whatever a batch leaves unanswered, down to :class:`LLMJudge`'s one pair per call.
+
 Ambiguity without an LLM: pairs that need an NLI check (similarity between 0.5 and 0.9
 without a replaced number or a flipped negation) get GrowOVER's similarity-only answer
 (unchanged at ≥ 0.7, else new) and ``ambiguous=True`` on their labels, so a consumer can drop
@@ -21,7 +25,8 @@ turn those cases (and pages missing on one side) into :class:`Skip` records with
 from __future__ import annotations
 
 from freshwiki.changes.snapshots._align import Aligner, check_pair
-from freshwiki.changes.snapshots._judge import Encoder, Judge, LLMJudge
+from freshwiki.changes.snapshots._batch_judge import DEFAULT_BATCH_SIZE, BatchLLMJudge
+from freshwiki.changes.snapshots._judge import Encoder, Judge, JudgeCounts, LLMJudge
 from freshwiki.changes.snapshots._text import normalize, snapshot_of
 from freshwiki.changes.snapshots._types import (
     Alignment,
@@ -63,12 +68,15 @@ def align(old: Snapshot, new: Snapshot, *, encoder: Encoder | None = None,
 
 
 __all__ = [
+    "DEFAULT_BATCH_SIZE",
     "AlignOptions",
     "Aligner",
     "Alignment",
+    "BatchLLMJudge",
     "EmptySnapshotError",
     "Encoder",
     "Judge",
+    "JudgeCounts",
     "LLMJudge",
     "Label",
     "NoEncoderError",

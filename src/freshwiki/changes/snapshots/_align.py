@@ -21,7 +21,8 @@
 4. **LLM check.** Pairs in between are ambiguous: an LLM tells the NLI relation under a JSON
    schema (contradiction with similarity ≥ 0.6 → changed; entailment → unchanged; neutral →
    unchanged when similarity ≥ 0.7, else new, as GrowOVER's "max similarity < 0.7 and not
-   entailed").
+   entailed"). All of an article's ambiguous pairs go to the judge at once, so a batching
+   judge can decide several per call.
 
 Without an LLM, ambiguous pairs get the similarity-only answer (unchanged at ≥ 0.7, else new)
 and are flagged ``ambiguous=True``: the label is usable, and visibly unverified.

@@ -144,7 +144,8 @@ class Alignment:
         changed: (old, new) index pairs of changed sentences.
         new_indices: New sentences with no counterpart.
         deleted: Old sentences with no counterpart.
-        llm_calls: LLM checks made for this pair of snapshots.
+        llm_calls: LLM checks made for this pair of snapshots: sentence pairs sent to the
+            judge (a batching judge answers several in one call; its ``counts`` give calls).
         embedded: Sentences embedded for this pair (the cost the hashing steps avoid).
     """
 
