@@ -52,6 +52,9 @@ def diff(
         "they are labelled by similarity alone and flagged as unverified.")] = False,
     model: Annotated[str | None, typer.Option(
         "--model", "-m", help="Model spec for --llm (default: the configured model).")] = None,
+    llm_batch: Annotated[int | None, typer.Option(
+        "--llm-batch", min=1, help="Sentence pairs the LLM judges per call (default 8; 1: "
+        "one call per pair, with a reason each).", show_default=False)] = None,
     changes_only: Annotated[bool, typer.Option(
         "--changes-only", help="Do not print unchanged sentences.")] = False,
     as_json: Annotated[bool, typer.Option(
@@ -63,7 +66,7 @@ def diff(
     = unchanged, ~ changed (with the old sentence), + new, - deleted; ? marks a label that
     similarity alone decided (run with --llm to check it).
     """
-    from freshwiki.changes.snapshots import Aligner, LLMJudge
+    from freshwiki.changes.snapshots import DEFAULT_BATCH_SIZE, Aligner, BatchLLMJudge
     from freshwiki.retrieval import Embedder
 
     if not 1 <= len(dumps) <= 2:
@@ -88,7 +91,9 @@ def diff(
         llm = open_llm(settings=settings)
     # One encoder thread: only the few sentences left after hashing are embedded, and small
     # batches lose more to thread wake-ups (badly so on a busy machine) than they gain.
-    aligner = Aligner(Embedder(None, threads=1), LLMJudge(llm) if llm is not None else None)
+    judge = (BatchLLMJudge(llm, batch_size=llm_batch or DEFAULT_BATCH_SIZE)
+             if llm is not None else None)
+    aligner = Aligner(Embedder(None, threads=1), judge)
     unverified = 0
     pairs = 0
     try:

@@ -165,6 +165,9 @@ def build(
         "--judge/--no-judge", help="Ask the model about sentence pairs similarity cannot "
         "decide, as the paper checks every candidate pair (on by default); --no-judge is the "
         "fast path: such sentences are left out and recorded.")] = True,
+    judge_batch: Annotated[int | None, typer.Option(
+        "--judge-batch", min=1, help="Sentence pairs the judge decides per call (default 8; "
+        "1: one call per pair).", show_default=False)] = None,
     distractors: Annotated[list[Path] | None, typer.Option(
         "--distractors", help="A source of distractor articles (dump, topics JSON, JSON "
         "lines; repeatable): indexed in every snapshot, never asked about, as the paper's "
@@ -182,7 +185,8 @@ def build(
     dataset = _run(settings, err, as_json, lambda llm, encoder, judge, progress: build_dataset(
         root, sources, llm=llm, model_spec=settings.model, encoder=encoder, cuts=cut_list,
         judge=judge, seed=seed, kinds=chosen_kinds, titles=set(title) if title else None,
-        progress=progress, embedder=encoder, distractors=distractors or ()), use_judge)
+        progress=progress, embedder=encoder, distractors=distractors or ()), use_judge,
+        judge_batch)
     _report(dataset, out, as_json)
 
 
@@ -197,6 +201,8 @@ def update(
         "--title", help="Only this article (repeatable).")] = None,
     use_judge: Annotated[bool, typer.Option(
         "--judge/--no-judge", help="As for build (on by default).")] = True,
+    judge_batch: Annotated[int | None, typer.Option(
+        "--judge-batch", min=1, help="As for build (default 8).", show_default=False)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the snapshot as JSON.")
                        ] = False,
 ) -> None:
@@ -210,14 +216,15 @@ def update(
         settings = _settings(dataset.manifest["model"]["spec"])
     _run(settings, err, as_json, lambda llm, encoder, judge, progress: update_dataset(
         root, source_or_cut, llm=llm, encoder=encoder, judge=judge,
-        titles=set(title) if title else None, progress=progress, embedder=encoder), use_judge)
+        titles=set(title) if title else None, progress=progress, embedder=encoder), use_judge,
+        judge_batch)
     dataset = Dataset.open(root)
     _report(dataset, out, as_json, dataset.snapshots[-1:])
 
 
 def _run(settings: Settings, err: Console, quiet: bool, work: Callable[..., Any],
-         use_judge: bool) -> Any:
-    from freshwiki.changes.snapshots import LLMJudge
+         use_judge: bool, judge_batch: int | None = None) -> Any:
+    from freshwiki.changes.snapshots import DEFAULT_BATCH_SIZE, BatchLLMJudge
     from freshwiki.llm import open_llm
     from freshwiki.retrieval import Embedder
 
@@ -227,7 +234,9 @@ def _run(settings: Settings, err: Console, quiet: bool, work: Callable[..., Any]
         llm = open_llm(settings=settings)
         try:
             with _progress(err, quiet) as progress:
-                return await work(llm, encoder, LLMJudge(llm) if use_judge else None, progress)
+                judge = (BatchLLMJudge(llm, batch_size=judge_batch or DEFAULT_BATCH_SIZE)
+                         if use_judge else None)
+                return await work(llm, encoder, judge, progress)
         finally:
             await llm.aclose()
 

@@ -88,9 +88,10 @@ def test_diff_with_llm_checks_the_ambiguous_pair(shared_data: Path, tmp_path: Pa
     assert "  = ? Fruit tree propagation" in plain.output
     assert "1 label(s) marked ? are unverified" in plain.output
 
+    # The default judge asks in batches: one numbered result per pair.
     script = tmp_path / "nli.jsonl"
     script.write_text(json.dumps({"text": json.dumps(
-        {"reason": "the same link, reworded", "relation": "entailment"})}) + "\n")
+        {"answers": [{"pair": 1, "relation": "entailment"}]})}) + "\n")
     checked = runner.invoke(app, ["changes", "diff", str(path), *span, "--llm",
                                   "--model", f"scripted:{script}", "--json"])
     assert checked.exit_code == 0, checked.output
@@ -99,3 +100,25 @@ def test_diff_with_llm_checks_the_ambiguous_pair(shared_data: Path, tmp_path: Pa
     assert (label["label"], label["step"], label["relation"], label["ambiguous"]) == (
         "unchanged", "llm", "entailment", False)
     assert data["llm_calls"] == 1
+
+    # --llm-batch 1 is the one-pair judge: its own prompt and reply shape.
+    single = tmp_path / "nli-single.jsonl"
+    single.write_text(json.dumps({"text": json.dumps(
+        {"reason": "the same link, reworded", "relation": "entailment"})}) + "\n")
+    checked = runner.invoke(app, ["changes", "diff", str(path), *span, "--llm",
+                                  "--llm-batch", "1", "--model", f"scripted:{single}",
+                                  "--json"])
+    assert checked.exit_code == 0, checked.output
+    label = json.loads(checked.output)["new"]["sentences"][13]
+    assert (label["label"], label["step"], label["relation"]) == ("unchanged", "llm",
+                                                                  "entailment")
+
+
+def test_llm_batch_option_is_checked_and_documented_with_the_judges_default() -> None:
+    from freshwiki.changes.snapshots import DEFAULT_BATCH_SIZE
+
+    result = runner.invoke(app, ["changes", "diff", "a.xml", "--llm", "--llm-batch", "0"])
+    assert result.exit_code == 2 and "--llm-batch" in result.output
+    for command in (["changes", "diff"], ["growover", "build"], ["growover", "update"]):
+        help_text = runner.invoke(app, [*command, "--help"]).output.replace("│", " ")
+        assert f"(default {DEFAULT_BATCH_SIZE}" in " ".join(help_text.split()), command
