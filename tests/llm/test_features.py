@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,6 +25,7 @@ from freshwiki.llm import (
     GenerationParams,
     LLMRequestError,
     Message,
+    ResponseCache,
     RetryPolicy,
     TokenLogprob,
     logprob_summary,
@@ -91,6 +93,30 @@ async def test_scripted_features_callable_receives_messages_and_answer() -> None
     llm = LLM(ScriptedBackend([], features=features))
     vector = await llm.features(MESSAGES, "Paris")
     assert vector.values == (5.0, 1.0) and seen == [(2, "Paris")]
+
+
+async def test_features_are_cached_exactly_by_model_messages_and_answer(tmp_path: Path) -> None:
+    seen: list[str] = []
+
+    def features(messages: Sequence[Message], answer: str) -> list[float]:
+        seen.append(answer)
+        return [len(answer) / 3, 1e-300, -2.5]  # floats a float32 store would change
+
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    llm = LLM(ScriptedBackend([], features=features), cache=cache)
+    first = await llm.features(MESSAGES, "Paris")
+    again = await llm.features(MESSAGES, "Paris")
+    assert seen == ["Paris"] and again == first  # the second one never reached the backend
+    assert again.values == (5 / 3, 1e-300, -2.5)
+    await llm.features(MESSAGES, "Lyon")  # another answer, another vector
+    await llm.features(MESSAGES[1:], "Paris")  # other messages, too
+    await llm.features(MESSAGES, "Paris", use_cache=False)
+    assert seen == ["Paris", "Lyon", "Paris", "Paris"]
+    # Another model's vectors are never served, even for the same prompt and answer.
+    other = LLM(ScriptedBackend([], model_id="other", features=features), cache=cache)
+    await other.features(MESSAGES, "Paris")
+    assert seen[-1] == "Paris" and len(seen) == 5
+    cache.close()
 
 
 class _PlainBackend:

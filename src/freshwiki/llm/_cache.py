@@ -3,6 +3,12 @@
 The key covers backend kind, model identity, messages and every generation parameter, so a
 hit is only ever the answer the same model gave to the same request. WAL mode lets several
 processes (a CLI run and a server, or parallel evaluation workers) share one cache file.
+
+Certainty features (``LLM.features``) are kept in a second table, keyed the same way by
+backend, model, messages and answer: RiLM's gate reads the same (question, document) prompt
+in several places (training, ``ralm-best``, each re-retrieval mode), and a local hidden
+state costs a full prompt evaluation each time. Vectors are stored as float64 bytes, so a
+cached vector is exactly the computed one.
 """
 
 from __future__ import annotations
@@ -12,9 +18,11 @@ import json
 import sqlite3
 import threading
 import time
+from array import array
 from collections.abc import Sequence
 from pathlib import Path
 
+from freshwiki.llm._features import FeatureVector
 from freshwiki.llm._types import Completion, GenerationParams, Message, Usage
 
 _SCHEMA = """
@@ -31,6 +39,32 @@ CREATE TABLE IF NOT EXISTS responses (
     created REAL NOT NULL
 )
 """
+_FEATURES_SCHEMA = """
+CREATE TABLE IF NOT EXISTS features (
+    key TEXT PRIMARY KEY,
+    backend TEXT NOT NULL,
+    model TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    names TEXT NOT NULL,
+    detail TEXT NOT NULL,
+    created REAL NOT NULL
+)
+"""
+
+
+FEATURES_FORMAT = 1
+"""Part of every features key: raise it when a backend's way of computing features changes,
+so vectors computed the old way are not served."""
+
+
+def features_key(backend: str, model_id: str, messages: Sequence[Message], answer: str) -> str:
+    """The sha256 key of a features request (a different space from :func:`request_key`'s)."""
+    request = json.dumps(
+        {"features": FEATURES_FORMAT, "backend": backend, "model": model_id,
+         "messages": [m.to_dict() for m in messages], "answer": answer},
+        sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(request.encode("utf-8")).hexdigest()
 
 
 def request_key(
@@ -62,6 +96,7 @@ class ResponseCache:
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute(_SCHEMA)
+        self._conn.execute(_FEATURES_SCHEMA)
         self._conn.commit()
 
     def get(self, key: str) -> Completion | None:
@@ -100,6 +135,30 @@ class ResponseCache:
                     completion.refusal,
                     time.time(),
                 ),
+            )
+            self._conn.commit()
+
+    def get_features(self, key: str) -> FeatureVector | None:
+        """The stored feature vector for ``key``, if any."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT model, kind, vector, names, detail FROM features WHERE key = ?", (key,)
+            ).fetchone()
+        if row is None:
+            return None
+        model, kind, blob, names, detail = row
+        values = array("d")
+        values.frombytes(blob)
+        return FeatureVector(values=tuple(values), kind=kind, model=model,
+                             names=tuple(json.loads(names)), detail=json.loads(detail))
+
+    def put_features(self, key: str, backend: str, vector: FeatureVector) -> None:
+        """Store a feature vector. Later writes of the same key replace earlier ones."""
+        with self._lock:
+            self._conn.execute(
+                "INSERT OR REPLACE INTO features VALUES (?,?,?,?,?,?,?,?)",
+                (key, backend, vector.model, vector.kind, array("d", vector.values).tobytes(),
+                 json.dumps(list(vector.names)), json.dumps(vector.detail), time.time()),
             )
             self._conn.commit()
 

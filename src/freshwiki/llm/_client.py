@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from freshwiki.llm._backend import Backend
-from freshwiki.llm._cache import ResponseCache, request_key
+from freshwiki.llm._cache import ResponseCache, features_key, request_key
 from freshwiki.llm._calllog import CallLog, CallRecord
 from freshwiki.llm._errors import (
     LLMError,
@@ -213,13 +213,15 @@ class LLM:
         return None if value is None else int(value)
 
     async def features(
-        self, messages: Sequence[Message], answer: str, *, tag: str | None = None
+        self, messages: Sequence[Message], answer: str, *, tag: str | None = None,
+        use_cache: bool = True,
     ) -> FeatureVector:
         """Certainty features of ``answer`` as the reply to ``messages`` (see ``_features``).
 
-        Not cached: local hidden states are cheap next to generation, and HTTP logprobs come
-        from a fresh generation the response cache does not hold. Transient failures are
-        retried like :meth:`chat`.
+        Cached like :meth:`chat` (``use_cache``), by backend, model, messages and answer:
+        RiLM reads the same (question, document) prompt in the gate's training, in
+        ``ralm-best`` and in every re-retrieval mode, and each local reading is a whole prompt
+        evaluation. Transient failures are retried like :meth:`chat`.
 
         Raises:
             LLMRequestError: the backend cannot compute features (e.g. ``scripted`` without
@@ -238,6 +240,12 @@ class LLM:
         started = time.perf_counter()
         attempts = 0
         label = f"{tag}:features" if tag else "features"
+        key = features_key(backend.name, backend.model_id, messages, answer)
+        if use_cache and self.cache is not None:
+            cached = self.cache.get_features(key)
+            if cached is not None:
+                self._log(Usage(), time.perf_counter() - started, True, 0, None, label)
+                return cached
 
         async def attempt() -> FeatureVector:
             nonlocal attempts
@@ -252,6 +260,8 @@ class LLM:
                       type(exc).__name__, label)
             raise
         self._log(Usage(), time.perf_counter() - started, False, attempts, None, label)
+        if use_cache and self.cache is not None:
+            self.cache.put_features(key, backend.name, vector)
         return vector
 
     async def aclose(self) -> None:
