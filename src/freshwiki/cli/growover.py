@@ -166,7 +166,7 @@ def build(
         "decide, as the paper checks every candidate pair (on by default); --no-judge is the "
         "fast path: such sentences are left out and recorded.")] = True,
     judge_batch: Annotated[int | None, typer.Option(
-        "--judge-batch", min=1, help="Sentence pairs the judge decides per call (default 8; "
+        "--judge-batch", min=1, help="Sentence pairs the judge decides per call (default 16; "
         "1: one call per pair).", show_default=False)] = None,
     distractors: Annotated[list[Path] | None, typer.Option(
         "--distractors", help="A source of distractor articles (dump, topics JSON, JSON "
@@ -202,7 +202,7 @@ def update(
     use_judge: Annotated[bool, typer.Option(
         "--judge/--no-judge", help="As for build (on by default).")] = True,
     judge_batch: Annotated[int | None, typer.Option(
-        "--judge-batch", min=1, help="As for build (default 8).", show_default=False)] = None,
+        "--judge-batch", min=1, help="As for build (default 16).", show_default=False)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the snapshot as JSON.")
                        ] = False,
 ) -> None:

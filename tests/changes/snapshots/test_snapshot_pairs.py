@@ -18,7 +18,7 @@ from types import ModuleType
 
 import pytest
 
-from freshwiki.changes.snapshots import LLMJudge
+from freshwiki.changes.snapshots import BatchLLMJudge, LLMJudge
 from freshwiki.config import Settings
 from freshwiki.llm import Message, open_llm
 from freshwiki.llm.backends.scripted import ScriptedBackend
@@ -123,6 +123,12 @@ def _contradiction(messages: Sequence[Message]) -> str:
     return '{"reason": "scripted", "relation": "contradiction"}'
 
 
+def _contradictions(messages: Sequence[Message]) -> str:
+    shown = messages[-1].content.count("\nNEW: ")
+    return json.dumps({"answers": [{"pair": k, "relation": "contradiction"}
+                                   for k in range(1, shown + 1)]})
+
+
 def test_llm_path_asks_the_aligner_less_than_the_growover_method(
         sp: ModuleType, sd: ModuleType, settings: Settings) -> None:
     a1, b1 = "The mill closed after the flood of that spring.", "Floods shut the old works."
@@ -130,20 +136,31 @@ def test_llm_path_asks_the_aligner_less_than_the_growover_method(
     old = snap(["The town lies on a river.", a1, a2], title="Millbrook")
     new = snap(["The town lies on a river.", b1, b2], title="Millbrook")
     pair = sp.ArticlePair("t:1-2", "test", "Millbrook", old, new, {}, {})
-    backend = ScriptedBackend([_contradiction] * 10)
+    backend = ScriptedBackend([_contradictions] + [_contradiction] * 8)
     llm = open_llm(settings=settings, backend=backend, cache=False)
     encoder = FakeEncoder([(a1, b1, 0.75), (a2, b2, 0.65)])
-    judges = {"aligner (LLM)": LLMJudge(llm), "growover (LLM NLI)": LLMJudge(llm)}
+    judges = {"aligner (LLM, batch 8)": BatchLLMJudge(llm, batch_size=8),
+              "growover (LLM NLI)": LLMJudge(llm)}
     ours, base = asyncio.run(sd.run_methods([pair], encoder, judges))
-    # Ours: only the two ambiguous pairs (0.75 and 0.65) go to the LLM; both contradict at
-    # >= 0.6, so both are changed.
-    assert ours.nli_calls == 2
+    # Ours: only the two ambiguous pairs (0.75 and 0.65) go to the LLM, in one call; both
+    # contradict at >= 0.6, so both are changed.
+    assert ours.nli_pairs == 2 and ours.llm["calls"] == 1 and ours.llm["requests"] == 1
     assert [ours.predicted[f"t:1-2#new{j}"] for j in range(3)] == [
         "unchanged", "changed", "changed"]
     # GrowOVER: all 2 x 2 pairs of the chunk, then the 2 x 2 reverse checks of the
-    # contradiction candidates (max similarity >= 0.6 on both sides): 8 calls.
-    assert base.nli_calls == 8
+    # contradiction candidates (max similarity >= 0.6 on both sides): 8 calls, one per pair.
+    assert base.nli_pairs == 8 and base.llm["calls"] == 8
     assert [base.predicted[f"t:1-2#new{j}"] for j in range(3)] == [
         "unchanged", "changed", "changed"]
-    assert len(backend.requests) == 10
+    assert len(backend.requests) == 9
+    assert [r.params.schema_name for r in backend.requests] == ["nli_batch"] + ["nli"] * 8
     assert ours.seconds >= 0 and base.seconds >= 0
+    assert ours.cost()["llm_calls"] == 1 and base.cost()["llm_requests"] == 8
+
+
+def test_batch_specs_and_method_names(sd: ModuleType) -> None:
+    assert sd.parse_batches("1, 4,8r") == [(1, False), (4, False), (8, True)]
+    with pytest.raises(ValueError, match="at least 1"):
+        sd.parse_batches("0")
+    assert sd.batch_name(1, False) == "aligner (LLM, one pair per call)"
+    assert sd.batch_name(8, True) == "aligner (LLM, batch 8, with reasons)"
