@@ -13,6 +13,11 @@ from freshwiki.evaluation._chat_analysis import (
     grounded_turns,
     turn_stats,
 )
+from freshwiki.evaluation._contradiction import (
+    ContradictionTable,
+    LabelShares,
+    contradiction_tables,
+)
 from freshwiki.evaluation._diff import Difference, diff_runs
 from freshwiki.evaluation._fingerprint import Fingerprint, fingerprint
 from freshwiki.evaluation._gate_training import (
@@ -90,6 +95,7 @@ __all__ = [
     "BoardRun",
     "ChatAnalysis",
     "ChatTurn",
+    "ContradictionTable",
     "Difference",
     "EvaluationError",
     "ExportSummary",
@@ -101,6 +107,7 @@ __all__ = [
     "ImportSummary",
     "Interval",
     "JudgeChoice",
+    "LabelShares",
     "LeaderboardError",
     "LeaderboardSite",
     "MergeCounts",
@@ -129,6 +136,7 @@ __all__ = [
     "chat_turns",
     "check_runs_files",
     "cluster_bootstrap_ci",
+    "contradiction_tables",
     "default_judge",
     "default_results_path",
     "diff_runs",

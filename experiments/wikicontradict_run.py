@@ -1,0 +1,151 @@
+#!/usr/bin/env python
+r"""WikiContradict on a local model, every template, laid out as the paper's Tables 2 and 5.
+
+Run from the repository root (resumable: it is one ``freshwiki eval`` run in the configured
+home's results store, so the same command continues where it stopped)::
+
+    FRESHWIKI_N_THREADS=1 .venv/bin/python experiments/wikicontradict_run.py \
+        [--model local:qwen2.5-coder-1.5b] [--system vanilla] [--limit 49]
+
+What it does:
+
+1. ``freshwiki eval wikicontradict`` with templates 1, 2, 3, 4, 5, 5.1, 5.2, 5.3 and 5.4 on the
+   first ``--limit`` questions (49 = every question of items 0-41, which holds all 40 revised
+   questions, so 5.3 and 5.4 are asked of 40), greedy, 250 new tokens, judged by the runner's
+   default judge (the strongest installed model, which for the 1.5B is the 1.5B itself; the
+   run header says so) and by the deterministic matcher.
+2. The share of correct / partially correct / incorrect per template and scorer over all,
+   explicit and implicit instances (the paper's Tables 2 and 5), with n.
+3. When ``validation/real_labels_detection.jsonl`` holds labels read by a person for this
+   run's 5.2, 5.3 and 5.4 responses (the templates the judge validation of
+   ``wikicontradict_judge.py`` does not cover), each scorer's agreement with them per
+   template: accuracy, Cohen's kappa, precision / recall / F1 per class (Wilson intervals).
+
+Result: ``experiments/results/wikicontradict_run.json``; ``freshwiki report RUN_ID`` gives the
+same tables as HTML. Text from Wikipedia, CC BY-SA 4.0 (via the WikiContradict release).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from _provenance import data_provenance, write_result
+from freshwiki.benchmarks.wikicontradict import (
+    LABELS,
+    TEMPLATES,
+    HumanLabel,
+    agreement_report,
+    load_human_labels,
+)
+from freshwiki.config import load_settings
+from freshwiki.evaluation import (
+    ResultsStore,
+    contradiction_tables,
+    default_results_path,
+    run_evaluation,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULT = ROOT / "experiments" / "results" / "wikicontradict_run.json"
+DETECTION_LABELS = (ROOT / "src" / "freshwiki" / "benchmarks" / "wikicontradict" / "validation"
+                    / "real_labels_detection.jsonl")
+err = Console(stderr=True)
+
+
+def detection_labels(path: Path) -> list[HumanLabel]:
+    """The labels read for the run's 5.2-5.4 responses; none when the file does not exist."""
+    return load_human_labels(path) if path.is_file() else []
+
+
+def shares(run: Any, label: str) -> list[dict[str, Any]]:
+    """Per scorer, template and instance type: n and the share of each class, in percent."""
+    rows = []
+    for table in contradiction_tables([run], [label]):
+        for template in table.templates:
+            for kind in ("all", "explicit", "implicit"):
+                cell = table.cell(label, template, kind)
+                if cell is None:
+                    continue
+                rows.append({"scorer": table.scorer, "template": template, "type": kind,
+                             "n": cell.n, **{c: cell.percent(c) for c in table.classes[template]}})
+    return rows
+
+
+def agreement(run: Any, labels: list[HumanLabel]) -> dict[str, Any]:
+    """Each scorer's labels of the read responses against the reader's, per template."""
+    by_key = {(i.sample_id, i.template, i.scorer): i.label for i in run.items}
+    out: dict[str, Any] = {}
+    for scorer in sorted({i.scorer for i in run.items}):
+        per: dict[str, Any] = {}
+        for template in sorted({h.template for h in labels}, key=float):
+            mine = [h for h in labels if h.template == template
+                    and (h.sample_id, template, scorer) in by_key]
+            if not mine:
+                continue
+            gold = [h.label for h in mine]
+            predicted = [by_key[(h.sample_id, template, scorer)] for h in mine]
+            classes = [c for c in LABELS if c in TEMPLATES[template].classes]
+            per[template] = agreement_report(gold, predicted, classes).to_json()
+        out[scorer] = per
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default="local:qwen2.5-coder-1.5b")
+    parser.add_argument("--system", default="vanilla")
+    parser.add_argument("--limit", type=int, default=49)
+    parser.add_argument("--judge", default="default",
+                        help="judge spec, or 'default' for the runner's rule")
+    parser.add_argument("--labels", type=Path, default=DETECTION_LABELS)
+    parser.add_argument("--out", type=Path, default=RESULT)
+    args = parser.parse_args()
+
+    settings = load_settings({"model": args.model}).settings
+    templates = list(TEMPLATES)
+    started = time.perf_counter()
+    summary = asyncio.run(run_evaluation(
+        "wikicontradict", system=args.system, model=args.model, judge=args.judge,
+        templates=templates, limit=args.limit, settings=settings, console=err))
+    seconds = time.perf_counter() - started
+    with ResultsStore(default_results_path(settings)) as store:
+        run = store.load_run(summary.info.run_id)
+    label = f"{args.system}/{args.model}"
+    labels = detection_labels(args.labels)
+    judge = summary.info.config.get("judge")
+    result = {
+        "run_id": summary.info.run_id, "model": args.model, "system": args.system,
+        "judge": judge, "templates": templates, "questions": args.limit,
+        "items": summary.items, "complete": summary.complete,
+        "failures": len(summary.failures), "seconds_this_call": round(seconds, 1),
+        "means": [{"template": m.template, "scorer": m.scorer, "mean": m.mean, "n": m.n,
+                   "n_total": m.n_total} for m in summary.means],
+        "shares": shares(run, label),
+        "detection_labels": {"file": str(args.labels.relative_to(ROOT)) if labels else None,
+                             "n": len(labels)},
+        "agreement": agreement(run, labels) if labels else {},
+    }
+    write_result(args.out, result, data=data_provenance(
+        {"real": 1.0}, sample="n/a for the run (nothing trained or tuned); the scorers' "
+        "agreement on 5.2-5.4 is out of sample (their rules and prompts were not changed "
+        "after the labels were read)",
+        sources="../shared/data/wikicontradict (WikiContradict, CC BY-SA 4.0 text from "
+        "Wikipedia); revised passages for 5.3/5.4 from benchmarks/wikicontradict/data/"
+        "revisions.jsonl", shares_of="questions (real WikiContradict items; the 5.3/5.4 "
+        "passages are real passages with minimal edits written for this project)"))
+    err.print(json.dumps({k: v for k, v in result.items() if k not in ("shares",)},
+                         indent=1)[:4000])
+    err.print(f"run {summary.info.run_id}: {summary.complete}/{summary.items} complete; "
+              f"result in {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
