@@ -219,3 +219,25 @@ def test_builtin_real_set_is_well_formed_and_traceable(wikicontradict: WikiContr
         assert item["sample_id"] in {s.id for s in chosen}
         assert item["labeller"] and item["method"] and item["date"] == "2026-11-25"
         assert item["contradiction"] == samples[item["sample_id"]].metadata["contradiction"]
+
+
+def test_detection_set_is_well_formed_and_traceable(wikicontradict: WikiContradict) -> None:
+    """The labels read for one run's 5.2-5.4 answers (experiments/wikicontradict_run.py)."""
+    path = resources.files("freshwiki.benchmarks.wikicontradict").joinpath(
+        "validation/real_labels_detection.jsonl")
+    labels = load_human_labels(Path(str(path)))
+    samples = {s.id: s for s in wikicontradict.samples()}
+    revised = {s for s in samples if wikicontradict.applies(samples[s], "5.3")}
+    assert len(labels) == 129
+    assert Counter(h.template for h in labels) == {"5.2": 49, "5.3": 40, "5.4": 40}
+    # counted when labelling (helper report): 5.2 4 / 45, 5.3 32 / 8, 5.4 32 / 8
+    assert Counter((h.template, h.label) for h in labels) == {
+        ("5.2", C): 4, ("5.2", N): 45, ("5.3", C): 32, ("5.3", N): 8, ("5.4", C): 32,
+        ("5.4", N): 8}
+    assert len({(h.sample_id, h.template) for h in labels}) == 129
+    assert {h.run_id for h in labels} == {"46dd339781c1"}
+    for h in labels:
+        assert h.reason.strip() and h.response.strip(), h
+        assert h.label in template_spec(h.template).classes
+        assert h.sample_id in samples
+        assert h.template == "5.2" or h.sample_id in revised  # 5.3 / 5.4: revised questions
