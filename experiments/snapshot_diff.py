@@ -91,6 +91,7 @@ from freshwiki.changes.snapshots import (
     JudgeCounts,
     LLMJudge,
     Relation,
+    Shape,
     Snapshot,
     SnapshotSentence,
     snapshot_of,
@@ -656,8 +657,9 @@ def main_real(args: argparse.Namespace) -> dict[str, Any]:
     batches = parse_batches(args.batch)
     if args.llm:
         llm = open_judge_llm(args.llm, args.threads)
-        judges = {batch_name(size, reason): BatchLLMJudge(llm, batch_size=size, reason=reason)
-                  for size, reason in batches}
+        judges = {batch_name(size, reason, shape): BatchLLMJudge(llm, batch_size=size,
+                                                                 reason=reason, shape=shape)
+                  for size, reason, shape in batches}
         if not args.no_baseline:  # the paper's NLI: one call per pair
             judges["growover (LLM NLI, one pair per call)"] = LLMJudge(llm)
     else:
@@ -687,8 +689,9 @@ def main_real(args: argparse.Namespace) -> dict[str, Any]:
         "sentences_by_source": dict(by_source),
         "llm": args.llm or None,
         "aligner_judge": (f"BatchLLMJudge, batch sizes {args.batch} (the first is the one "
-                          "the speed-up uses); 1 = one pair per call (LLMJudge)") if args.llm
-                         else None,
+                          "the speed-up uses; k = keyed, p = positional, r = with reasons, "
+                          "else numbered results); 1 = one pair per call (LLMJudge)")
+                         if args.llm else None,
         "baseline_judge": ("LLMJudge, one pair per call, as GrowOVER's NLI decides each pair "
                            "on its own" if args.llm and base is not None else None),
         "methods": {run.name: run.cost() for run in runs},
@@ -731,23 +734,34 @@ def main_real(args: argparse.Namespace) -> dict[str, Any]:
     return payload
 
 
-def parse_batches(text: str) -> list[tuple[int, bool]]:
-    """``"1,4,8,8r"`` → batch sizes, each with or without a short reason per pair (``r``)."""
-    out: list[tuple[int, bool]] = []
+_SHAPE_LETTERS: dict[str, Shape] = {"": "numbered", "r": "numbered", "k": "keyed",
+                                    "p": "positional"}
+
+
+def parse_batches(text: str) -> list[tuple[int, bool, Shape]]:
+    """``"1,8,16r,16k,16p"`` → (batch size, reason per pair, reply shape) per aligner run.
+
+    No letter: numbered results without reasons; ``r``: numbered with a few-word reason;
+    ``k``: keyed by pair number; ``p``: a bare list in pair order.
+    """
+    out: list[tuple[int, bool, Shape]] = []
     for part in text.split(","):
         part = part.strip()
-        reason = part.endswith("r")
-        size = int(part.removesuffix("r"))
+        letter = part[-1] if part[-1:].isalpha() else ""
+        if letter not in _SHAPE_LETTERS:
+            raise ValueError(f"--batch {text!r}: {part!r} ends in an unknown letter")
+        size = int(part.removesuffix(letter) if letter else part)
         if size < 1:
             raise ValueError(f"--batch {text!r}: sizes are at least 1")
-        out.append((size, reason))
+        out.append((size, letter == "r", _SHAPE_LETTERS[letter]))
     return out
 
 
-def batch_name(size: int, reason: bool) -> str:
+def batch_name(size: int, reason: bool, shape: Shape = "numbered") -> str:
     if size == 1:
         return "aligner (LLM, one pair per call)"
-    return f"aligner (LLM, batch {size}" + (", with reasons)" if reason else ")")
+    what = {"numbered": "", "keyed": ", keyed", "positional": ", positional"}[shape]
+    return f"aligner (LLM, batch {size}{what}" + (", with reasons)" if reason else ")")
 
 
 def print_real(payload: dict[str, Any], out: Path) -> None:
@@ -797,9 +811,10 @@ def main() -> None:
                         help="real mode: only the first N article pairs (0: all)")
     parser.add_argument("--batch", default=str(DEFAULT_BATCH_SIZE),
                         help="real mode with --llm: the aligner's judge batch size(s), comma "
-                        "separated, each run in turn (N pairs per call; 1 = one pair per "
-                        "call; Nr = N with a few-word reason per pair); the first one is "
-                        "compared with the baseline")
+                        "separated, taking turns (N pairs per call; 1 = one pair per call; "
+                        "Nr = with a few-word reason per pair; Nk = answers keyed by pair "
+                        "number; Np = a bare list in pair order); the first one is compared "
+                        "with the baseline")
     parser.add_argument("--no-baseline", action="store_true",
                         help="real mode with --llm: run only the aligner (to compare batch "
                         "sizes)")

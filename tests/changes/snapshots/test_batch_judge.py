@@ -18,6 +18,7 @@ from freshwiki.changes.snapshots import (
     Aligner,
     BatchLLMJudge,
     Relation,
+    Shape,
 )
 from freshwiki.config import Settings, load_settings
 from freshwiki.llm import Message, open_llm
@@ -214,6 +215,91 @@ async def test_a_pair_nothing_answers_is_none(settings: Settings) -> None:
     assert judge.counts.unanswered == 2 and judge.counts.requests == 6
 
 
+# -- the shorter reply shapes ----------------------------------------------------------------
+
+def keyed_reply(messages: Sequence[Message]) -> str:
+    return json.dumps({str(n): ANSWERS[new] for n, new in shown(messages)})
+
+
+def positional_reply(messages: Sequence[Message]) -> str:
+    return json.dumps({"relations": [ANSWERS[new] for _, new in shown(messages)]})
+
+
+async def test_keyed_replies_give_each_pair_the_answer_under_its_number(
+        settings: Settings) -> None:
+    judge, backend = judge_with(settings, [keyed_reply] * 2, batch_size=3, shape="keyed")
+    assert await judge.relations(PAIRS) == EXPECTED
+    schema = backend.requests[0].params.json_schema
+    assert schema is not None and schema["required"] == ["1", "2", "3"]
+    assert schema["properties"]["2"] == {"enum": ["entailment", "neutral", "contradiction"]}
+    assert "keys are the pair numbers" in backend.requests[0].messages[0].content
+
+
+async def test_a_keyed_reply_missing_a_number_has_that_pair_reasked(settings: Settings) -> None:
+    # Keys out of order, "2" missing, "4" out of range: pairs 1 and 3 keep their answers.
+    partial = json.dumps({"3": ANSWERS[PAIRS[2][1]], "4": "neutral",
+                          "1": ANSWERS[PAIRS[0][1]]})
+    judge, backend = judge_with(settings, [partial, partial, single_reply], batch_size=8,
+                                shape="keyed")
+    assert await judge.relations(PAIRS[:3]) == EXPECTED[:3]
+    assert [is_single(call) for call in backend.requests] == [False, False, True]
+    assert "NEW: " + PAIRS[1][1] in backend.requests[2].messages[-1].content
+
+
+async def test_a_cut_keyed_reply_keeps_its_complete_answers(settings: Settings) -> None:
+    cut = '{"1": "' + ANSWERS[PAIRS[0][1]] + '", "2": "neu'
+    judge, backend = judge_with(settings, [cut, cut, single_reply], batch_size=8,
+                                shape="keyed")
+    assert await judge.relations(PAIRS[:2]) == EXPECTED[:2]
+    assert [is_single(call) for call in backend.requests] == [False, False, True]
+
+
+async def test_positional_replies_give_answers_in_pair_order(settings: Settings) -> None:
+    judge, backend = judge_with(settings, [positional_reply] * 2, batch_size=3,
+                                shape="positional")
+    assert await judge.relations(PAIRS) == EXPECTED
+    schema = backend.requests[0].params.json_schema
+    assert schema is not None
+    listed = schema["properties"]["relations"]
+    assert (listed["minItems"], listed["maxItems"], len(listed["prefixItems"])) == (3, 3, 3)
+    assert "the list of relations" in backend.requests[0].messages[0].content
+
+
+async def test_a_positional_list_of_the_wrong_length_is_not_used_at_all(
+        settings: Settings) -> None:
+    # Three answers for four pairs: which one is missing cannot be known, so none is used
+    # and the four pairs are asked again in halves.
+    short = json.dumps({"relations": [ANSWERS[PAIRS[0][1]], ANSWERS[PAIRS[2][1]],
+                                      ANSWERS[PAIRS[3][1]]]})
+    judge, backend = judge_with(settings, [short, short, positional_reply, positional_reply],
+                                batch_size=4, shape="positional")
+    assert await judge.relations(PAIRS[:4]) == EXPECTED[:4]
+    # The batch of four, the client's repair request, then two halves.
+    assert len(backend.requests) == 4
+    assert [shown(call) for call in backend.requests[2:]] == [
+        [(1, PAIRS[0][1]), (2, PAIRS[1][1])], [(1, PAIRS[2][1]), (2, PAIRS[3][1])]]
+    assert judge.counts.reasked == 4
+
+
+async def test_a_cut_positional_list_keeps_the_answers_before_the_cut(
+        settings: Settings) -> None:
+    cut = ('{"relations": ["' + ANSWERS[PAIRS[0][1]] + '", "' + ANSWERS[PAIRS[1][1]]
+           + '", "contr')
+    judge, backend = judge_with(settings, [cut, cut, single_reply], batch_size=8,
+                                shape="positional")
+    assert await judge.relations(PAIRS[:3]) == EXPECTED[:3]
+    assert [is_single(call) for call in backend.requests] == [False, False, True]
+    assert "NEW: " + PAIRS[2][1] in backend.requests[2].messages[-1].content
+
+
+def test_unknown_shapes_and_reasons_without_room_are_refused(settings: Settings) -> None:
+    llm = open_llm(settings=settings, backend=ScriptedBackend([]), cache=False)
+    with pytest.raises(ValueError, match="shape must be one of"):
+        BatchLLMJudge(llm, shape="table")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="numbered shape"):
+        BatchLLMJudge(llm, shape="keyed", reason=True)
+
+
 # -- through the aligner -----------------------------------------------------------------------
 
 LLM_PAIRS = [
@@ -271,13 +357,14 @@ def test_the_aligner_keeps_an_unanswered_pair_flagged(settings: Settings) -> Non
 # -- end to end ------------------------------------------------------------------------------
 
 @pytest.mark.e2e
+@pytest.mark.parametrize("shape", ["numbered", "keyed", "positional"])
 async def test_a_real_local_model_answers_every_pair_of_a_batch_in_one_call(
-        smollm2_path: Path) -> None:
-    # Plumbing, not judgement (SmolLM2-135M): llama.cpp turns the schema's numbered
-    # positions into a grammar, so one call gives one usable answer per pair, no repair.
+        smollm2_path: Path, shape: Shape) -> None:
+    # Plumbing, not judgement (SmolLM2-135M): llama.cpp turns each shape's schema into a
+    # grammar, so one call gives one usable answer per pair, with no repair.
     settings = load_settings({"n_threads": 1}).settings
     llm = open_llm("local:smollm2-135m", settings=settings, cache=False)
-    judge = BatchLLMJudge(llm, batch_size=8)
+    judge = BatchLLMJudge(llm, batch_size=8, shape=shape)
     try:
         found = await judge.relations(PAIRS[:3], title="Riverton")
     finally:

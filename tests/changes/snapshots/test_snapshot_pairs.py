@@ -159,8 +159,13 @@ def test_llm_path_asks_the_aligner_less_than_the_growover_method(
 
 
 def test_batch_specs_and_method_names(sd: ModuleType) -> None:
-    assert sd.parse_batches("1, 4,8r") == [(1, False), (4, False), (8, True)]
+    assert sd.parse_batches("1, 4,8r,16k,16p") == [
+        (1, False, "numbered"), (4, False, "numbered"), (8, True, "numbered"),
+        (16, False, "keyed"), (16, False, "positional")]
     with pytest.raises(ValueError, match="at least 1"):
         sd.parse_batches("0")
+    with pytest.raises(ValueError, match="unknown letter"):
+        sd.parse_batches("8x")
     assert sd.batch_name(1, False) == "aligner (LLM, one pair per call)"
     assert sd.batch_name(8, True) == "aligner (LLM, batch 8, with reasons)"
+    assert sd.batch_name(16, False, "keyed") == "aligner (LLM, batch 16, keyed)"

@@ -25,7 +25,12 @@ turn those cases (and pages missing on one side) into :class:`Skip` records with
 from __future__ import annotations
 
 from freshwiki.changes.snapshots._align import Aligner, check_pair
-from freshwiki.changes.snapshots._batch_judge import DEFAULT_BATCH_SIZE, BatchLLMJudge
+from freshwiki.changes.snapshots._batch_judge import (
+    DEFAULT_BATCH_SIZE,
+    DEFAULT_SHAPE,
+    BatchLLMJudge,
+    Shape,
+)
 from freshwiki.changes.snapshots._judge import Encoder, Judge, JudgeCounts, LLMJudge
 from freshwiki.changes.snapshots._text import normalize, snapshot_of
 from freshwiki.changes.snapshots._types import (
@@ -69,6 +74,7 @@ def align(old: Snapshot, new: Snapshot, *, encoder: Encoder | None = None,
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
+    "DEFAULT_SHAPE",
     "AlignOptions",
     "Aligner",
     "Alignment",
@@ -83,6 +89,7 @@ __all__ = [
     "PageSeries",
     "Relation",
     "SentenceLabel",
+    "Shape",
     "Skip",
     "Snapshot",
     "SnapshotError",
