@@ -85,6 +85,7 @@ import numpy as np
 from _provenance import data_provenance, write_result
 from freshwiki.changes.snapshots import (
     DEFAULT_BATCH_SIZE,
+    DEFAULT_SHAPE,
     Aligner,
     BatchLLMJudge,
     Judge,
@@ -736,6 +737,7 @@ def main_real(args: argparse.Namespace) -> dict[str, Any]:
 
 _SHAPE_LETTERS: dict[str, Shape] = {"": "numbered", "r": "numbered", "k": "keyed",
                                     "p": "positional"}
+_LETTER: dict[Shape, str] = {"numbered": "", "keyed": "k", "positional": "p"}
 
 
 def parse_batches(text: str) -> list[tuple[int, bool, Shape]]:
@@ -809,7 +811,7 @@ def main() -> None:
                         "local:qwen2.5-coder-0.5b (default: no LLM)")
     parser.add_argument("--max-pairs", type=int, default=0,
                         help="real mode: only the first N article pairs (0: all)")
-    parser.add_argument("--batch", default=str(DEFAULT_BATCH_SIZE),
+    parser.add_argument("--batch", default=f"{DEFAULT_BATCH_SIZE}{_LETTER[DEFAULT_SHAPE]}",
                         help="real mode with --llm: the aligner's judge batch size(s), comma "
                         "separated, taking turns (N pairs per call; 1 = one pair per call; "
                         "Nr = with a few-word reason per pair; Nk = answers keyed by pair "

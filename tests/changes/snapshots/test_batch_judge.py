@@ -64,8 +64,10 @@ def single_reply(messages: Sequence[Message]) -> str:
 
 def judge_with(settings: Settings, steps: Sequence[str | Callable[[Sequence[Message]], str]],
                **kwargs: object) -> tuple[BatchLLMJudge, ScriptedBackend]:
+    """A judge on a scripted backend; numbered replies unless ``shape`` says otherwise."""
     backend = ScriptedBackend(steps, concurrency=1)
     llm = open_llm(settings=settings, backend=backend, cache=False)
+    kwargs.setdefault("shape", "numbered")
     return BatchLLMJudge(llm, **kwargs), backend  # type: ignore[arg-type]
 
 
@@ -315,8 +317,8 @@ ALIGNER_ANSWERS = {
 
 
 def aligner_reply(messages: Sequence[Message]) -> str:
-    return json.dumps({"answers": [{"pair": n, "relation": ALIGNER_ANSWERS[new]}
-                                   for n, new in shown(messages)]})
+    """The default shape's reply: the relations in pair order."""
+    return json.dumps({"relations": [ALIGNER_ANSWERS[new] for _, new in shown(messages)]})
 
 
 def test_the_aligner_sends_an_articles_pending_pairs_in_one_call(settings: Settings) -> None:
@@ -324,7 +326,7 @@ def test_the_aligner_sends_an_articles_pending_pairs_in_one_call(settings: Setti
     llm = open_llm(settings=settings, backend=backend, cache=False)
     old = snap(["Anchor.", *(o for o, _, _ in LLM_PAIRS)], title="Springfield")
     new = snap(["Anchor.", *(n for _, n, _ in LLM_PAIRS)], title="Springfield")
-    judge = BatchLLMJudge(llm, batch_size=8)
+    judge = BatchLLMJudge(llm)  # the defaults: 16 pairs a call, positional replies
     result = Aligner(FakeEncoder(LLM_PAIRS), judge).align(old, new)
     # The same labels as with one call per pair (test_align.test_llm_decides_the_ambiguous_
     # pairs), from one call.
@@ -340,8 +342,10 @@ def test_the_aligner_sends_an_articles_pending_pairs_in_one_call(settings: Setti
 
 def test_the_aligner_keeps_an_unanswered_pair_flagged(settings: Settings) -> None:
     (a, b, _), (c, d, _) = LLM_PAIRS[:2]
-    # Pair 1 answered; pair 2 never: its batch result is missing, and alone it stays prose.
-    partial = json.dumps({"answers": [{"pair": 1, "relation": "contradiction"}]})
+    # Pair 1 answered; pair 2 never: the list is cut after pair 1's answer, and alone
+    # pair 2 stays prose.
+    partial = '{"relations": ["contradiction", "ent'
+
     backend = ScriptedBackend([partial, partial, "no idea", "still no idea"])
     llm = open_llm(settings=settings, backend=backend, cache=False)
     result = Aligner(FakeEncoder(LLM_PAIRS[:2]), BatchLLMJudge(llm)).align(

@@ -88,10 +88,9 @@ def test_diff_with_llm_checks_the_ambiguous_pair(shared_data: Path, tmp_path: Pa
     assert "  = ? Fruit tree propagation" in plain.output
     assert "1 label(s) marked ? are unverified" in plain.output
 
-    # The default judge asks in batches: one numbered result per pair.
+    # The default judge asks in batches: a list of relations, one per pair, in pair order.
     script = tmp_path / "nli.jsonl"
-    script.write_text(json.dumps({"text": json.dumps(
-        {"answers": [{"pair": 1, "relation": "entailment"}]})}) + "\n")
+    script.write_text(json.dumps({"text": json.dumps({"relations": ["entailment"]})}) + "\n")
     checked = runner.invoke(app, ["changes", "diff", str(path), *span, "--llm",
                                   "--model", f"scripted:{script}", "--json"])
     assert checked.exit_code == 0, checked.output

@@ -125,8 +125,7 @@ def _contradiction(messages: Sequence[Message]) -> str:
 
 def _contradictions(messages: Sequence[Message]) -> str:
     shown = messages[-1].content.count("\nNEW: ")
-    return json.dumps({"answers": [{"pair": k, "relation": "contradiction"}
-                                   for k in range(1, shown + 1)]})
+    return json.dumps({"relations": ["contradiction"] * shown})
 
 
 def test_llm_path_asks_the_aligner_less_than_the_growover_method(
@@ -139,7 +138,8 @@ def test_llm_path_asks_the_aligner_less_than_the_growover_method(
     backend = ScriptedBackend([_contradictions] + [_contradiction] * 8)
     llm = open_llm(settings=settings, backend=backend, cache=False)
     encoder = FakeEncoder([(a1, b1, 0.75), (a2, b2, 0.65)])
-    judges = {"aligner (LLM, batch 8)": BatchLLMJudge(llm, batch_size=8),
+    judges = {"aligner (LLM, batch 8, positional)": BatchLLMJudge(llm, batch_size=8,
+                                                                  shape="positional"),
               "growover (LLM NLI)": LLMJudge(llm)}
     ours, base = asyncio.run(sd.run_methods([pair], encoder, judges))
     # Ours: only the two ambiguous pairs (0.75 and 0.65) go to the LLM, in one call; both

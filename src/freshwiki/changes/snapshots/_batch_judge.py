@@ -47,8 +47,10 @@ Shape = Literal["numbered", "keyed", "positional"]
 
 SHAPES: tuple[Shape, ...] = get_args(Shape)
 
-DEFAULT_SHAPE: Shape = "numbered"
-"""The reply shape unless told otherwise (see the README for the measurement)."""
+DEFAULT_SHAPE: Shape = "positional"
+"""The reply shape unless told otherwise: on the first 12 real article pairs at batch 16 it
+generated 254 tokens against 412 keyed and 884 numbered, and agreed as well as keyed with the
+read labels (35 of 44; numbered 34): ``experiments/results/snapshot_diff_real_llm_shape.json``."""
 
 _TOKENS_PER_PAIR: dict[Shape, int] = {"numbered": 24, "keyed": 12, "positional": 8}
 """Generation budget per pair, about twice the tokens an answer takes."""
