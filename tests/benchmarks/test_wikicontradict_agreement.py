@@ -241,3 +241,42 @@ def test_detection_set_is_well_formed_and_traceable(wikicontradict: WikiContradi
         assert h.label in template_spec(h.template).classes
         assert h.sample_id in samples
         assert h.template == "5.2" or h.sample_id in revised  # 5.3 / 5.4: revised questions
+
+
+SINGLE_RULE = ("correct when the response gives the answer of the passage shown (passage {n}, gold "
+               "answer {n}) and not the other gold answer as well (extra material is allowed only "
+               "when it does not contradict that answer); otherwise incorrect")
+
+
+def test_single_passage_set_is_well_formed_and_traceable(wikicontradict: WikiContradict) -> None:
+    """The labels read for run 6c4800fe2123's template 2 and 3 answers (one passage shown)."""
+    path = resources.files("freshwiki.benchmarks.wikicontradict").joinpath(
+        "validation/real_labels_single.jsonl")
+    labels = load_human_labels(Path(str(path)))
+    samples = list(wikicontradict.samples())
+    first = {s.id for s in samples[:49]}  # the run's --limit 49 (items 0-41)
+    targets = {s.id: list(s.targets) for s in samples}
+    assert len(labels) == 98
+    assert Counter(h.template for h in labels) == {"2": 49, "3": 49}
+    # counted when labelling (helper report): 2: 42 correct / 7 incorrect, 3: 37 / 12
+    assert Counter((h.template, h.label) for h in labels) == {
+        ("2", C): 42, ("2", N): 7, ("3", C): 37, ("3", N): 12}
+    assert {h.sample_id for h in labels if h.template == "2"} == first
+    assert {h.sample_id for h in labels if h.template == "3"} == first
+    assert len({(h.sample_id, h.template) for h in labels}) == 98
+    assert {(h.run_id, h.model, h.system) for h in labels} == {
+        ("6c4800fe2123", "local:qwen2.5-coder-1.5b", "vanilla")}
+    for h in labels:
+        assert h.reason.strip() and h.response.strip(), h
+        assert template_spec(h.template).rule == "one_answer"
+        assert h.label in template_spec(h.template).classes
+    raw = Path(str(path)).read_text(encoding="utf-8")
+    keys = [(h.template, h.sample_id) for h in labels]
+    assert keys == sorted(keys, key=lambda k: (float(k[0]), k[1]))  # by template, then sample
+    for line in raw.splitlines():
+        item = json.loads(line)
+        n = 1 + template_spec(item["template"]).expected
+        assert item["rule"] == SINGLE_RULE.format(n=n)
+        assert item["gold"] == targets[item["sample_id"]]
+        assert item["labeller"] and "6c4800fe2123" in item["method"]
+        assert item["date"] == "2026-11-26"
