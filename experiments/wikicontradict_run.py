@@ -16,10 +16,14 @@ What it does:
    run header says so) and by the deterministic matcher.
 2. The share of correct / partially correct / incorrect per template and scorer over all,
    explicit and implicit instances (the paper's Tables 2 and 5), with n.
-3. When ``validation/real_labels_detection.jsonl`` holds labels read by a person for this
-   run's 5.2, 5.3 and 5.4 responses (the templates the judge validation of
-   ``wikicontradict_judge.py`` does not cover), each scorer's agreement with them per
-   template: accuracy, Cohen's kappa, precision / recall / F1 per class (Wilson intervals).
+3. Against labels read by a person for this run's responses (by default
+   ``validation/real_labels_single.jsonl``, templates 2 and 3, and
+   ``validation/real_labels_detection.jsonl``, 5.2, 5.3 and 5.4: the templates the judge
+   validation of ``wikicontradict_judge.py`` does not cover; ``--labels`` repeats), each
+   scorer's agreement with them per template: accuracy, Cohen's kappa, precision / recall /
+   F1 per class (Wilson intervals). A label counts only where the run's response is the text
+   that was read: a response that differs (a replay can serve another answer to an identical
+   prompt) is left out and counted.
 
 Result: ``experiments/results/wikicontradict_run.json``; ``freshwiki report RUN_ID`` gives the
 same tables as HTML. Text from Wikipedia, CC BY-SA 4.0 (via the WikiContradict release).
@@ -54,14 +58,15 @@ from freshwiki.evaluation import (
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULT = ROOT / "experiments" / "results" / "wikicontradict_run.json"
-DETECTION_LABELS = (ROOT / "src" / "freshwiki" / "benchmarks" / "wikicontradict" / "validation"
-                    / "real_labels_detection.jsonl")
+VALIDATION = ROOT / "src" / "freshwiki" / "benchmarks" / "wikicontradict" / "validation"
+DEFAULT_LABELS = (VALIDATION / "real_labels_single.jsonl",
+                  VALIDATION / "real_labels_detection.jsonl")
 err = Console(stderr=True)
 
 
-def detection_labels(path: Path) -> list[HumanLabel]:
-    """The labels read for the run's 5.2-5.4 responses; none when the file does not exist."""
-    return load_human_labels(path) if path.is_file() else []
+def read_labels(paths: list[Path]) -> list[HumanLabel]:
+    """The labels read for the run's responses; a file that does not exist adds none."""
+    return [label for path in paths if path.is_file() for label in load_human_labels(path)]
 
 
 def shares(run: Any, label: str) -> list[dict[str, Any]]:
@@ -78,15 +83,28 @@ def shares(run: Any, label: str) -> list[dict[str, Any]]:
     return rows
 
 
+def same_text(a: str, b: str) -> bool:
+    return " ".join(a.split()) == " ".join(b.split())
+
+
 def agreement(run: Any, labels: list[HumanLabel]) -> dict[str, Any]:
-    """Each scorer's labels of the read responses against the reader's, per template."""
+    """Each scorer's labels of the read responses against the reader's, per template.
+
+    Only responses whose text is the one that was read count; the others are listed under
+    ``"text_differs"``.
+    """
     by_key = {(i.sample_id, i.template, i.scorer): i.label for i in run.items}
-    out: dict[str, Any] = {}
+    texts = {(i.sample_id, i.template): i.output for i in run.items}
+    differs = sorted(f"{h.sample_id}/{h.template}" for h in labels
+                     if (h.sample_id, h.template) in texts
+                     and not same_text(texts[(h.sample_id, h.template)], h.response))
+    out: dict[str, Any] = {"text_differs": differs}
     for scorer in sorted({i.scorer for i in run.items}):
         per: dict[str, Any] = {}
         for template in sorted({h.template for h in labels}, key=float):
             mine = [h for h in labels if h.template == template
-                    and (h.sample_id, template, scorer) in by_key]
+                    and (h.sample_id, template, scorer) in by_key
+                    and f"{h.sample_id}/{template}" not in differs]
             if not mine:
                 continue
             gold = [h.label for h in mine]
@@ -104,7 +122,10 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=49)
     parser.add_argument("--judge", default="default",
                         help="judge spec, or 'default' for the runner's rule")
-    parser.add_argument("--labels", type=Path, default=DETECTION_LABELS)
+    parser.add_argument("--labels", type=Path, action="append",
+                        help="labels read for this run's responses (JSONL; repeat for several; "
+                        "default: validation/real_labels_single.jsonl and "
+                        "real_labels_detection.jsonl)")
     parser.add_argument("--out", type=Path, default=RESULT)
     args = parser.parse_args()
 
@@ -118,7 +139,8 @@ def main() -> int:
     with ResultsStore(default_results_path(settings)) as store:
         run = store.load_run(summary.info.run_id)
     label = f"{args.system}/{args.model}"
-    labels = detection_labels(args.labels)
+    label_files = args.labels or list(DEFAULT_LABELS)
+    labels = read_labels(label_files)
     judge = summary.info.config.get("judge")
     result = {
         "run_id": summary.info.run_id, "model": args.model, "system": args.system,
@@ -128,14 +150,14 @@ def main() -> int:
         "means": [{"template": m.template, "scorer": m.scorer, "mean": m.mean, "n": m.n,
                    "n_total": m.n_total} for m in summary.means],
         "shares": shares(run, label),
-        "detection_labels": {"file": str(args.labels.relative_to(ROOT)) if labels else None,
-                             "n": len(labels)},
+        "labels": {"files": [str(p.resolve().relative_to(ROOT)) for p in label_files
+                             if p.is_file()], "n": len(labels)},
         "agreement": agreement(run, labels) if labels else {},
     }
     write_result(args.out, result, data=data_provenance(
         {"real": 1.0}, sample="n/a for the run (nothing trained or tuned); the scorers' "
-        "agreement on 5.2-5.4 is out of sample (their rules and prompts were not changed "
-        "after the labels were read)",
+        "agreement with the read labels: see the README (which labels were read before which "
+        "prompt was written)",
         sources="../shared/data/wikicontradict (WikiContradict, CC BY-SA 4.0 text from "
         "Wikipedia); revised passages for 5.3/5.4 from benchmarks/wikicontradict/data/"
         "revisions.jsonl", shares_of="questions (real WikiContradict items; the 5.3/5.4 "
