@@ -235,3 +235,24 @@ def test_per_type_option_must_be_a_whole_number(tmp_path: Path) -> None:
     settings = load_settings({"home": str(tmp_path)}).settings
     with pytest.raises(DatasetError, match="per_type='many' is not a whole number"):
         growover_benchmark(settings, {"path": str(tmp_path), "per_type": "many"})
+
+
+def test_progress_has_a_total_for_merged_histories(
+        tmp_path: Path, history: Path, embedder: Embedder) -> None:
+    # Several history files are merged in memory, so the first snapshot knows how many
+    # pages it will build (a single streamed file does not, until a snapshot exists).
+    extra = tmp_path / "extra.xml"
+    extra.write_text(HEAD + page(13, "Epsilon", revision(
+        401, "2020-01-20T00:00:00Z", DELTA.replace("Delta", "Epsilon"))) + "</mediawiki>",
+        encoding="utf-8")
+    calls: list[tuple[str, int, int | None]] = []
+    llm = LLM(ScriptedBackend([answering()] * 60, model_id="scripted-gen"))  # type: ignore[list-item]
+    asyncio.run(build_dataset(
+        tmp_path / "ds", [history, extra], llm=llm, model_spec="scripted", encoder=encoder(),
+        cuts=CUTS, embedder=embedder,
+        progress=lambda what, done, total: calls.append((what, done, total))))
+    first = [c for c in calls if c[0] == "2020-01-31"]
+    # Alpha, Gamma and Delta (not there yet on the first cut, still a page to go through)
+    # from the history fixture, and Epsilon from the second file
+    assert [c[1] for c in first] == [1, 2, 3, 4] and {c[2] for c in first} == {4}
+    assert {c[2] for c in calls if c[0] == "2020-02-29"} == {4}

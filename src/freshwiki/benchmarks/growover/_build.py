@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from freshwiki.benchmarks._files import file_sha256
@@ -131,7 +131,7 @@ async def build_dataset(
     for k, cut in enumerate(ordered):
         if cut.date().isoformat() in done:
             continue
-        pages: Iterator[PageInput]
+        pages: Iterable[PageInput]
         if mode == "history":
             pages = history_pages(list(sources), cut, titles)
             source = ", ".join(p.name for p in sources)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -95,22 +95,33 @@ def _usable(snap: Snapshot, page: PageRef, when: str) -> PageInput:
 
 
 def history_pages(paths: Sequence[Path], cut: dt.datetime,
-                  titles: set[str] | None = None) -> Iterator[PageInput]:
+                  titles: set[str] | None = None) -> Iterator[PageInput] | list[PageInput]:
     """Each article of the history dump(s) as it stood at ``cut``.
 
     One dump is streamed page by page. Several dumps are histories of the same pages split
     over files (e.g. real revisions plus constructed ones): per page, the latest revision at
-    or before ``cut`` across all files wins; that merge holds one revision per page in memory.
+    or before ``cut`` across all files wins; that merge holds one revision per page in memory
+    anyway, so it comes back as a list, whose length gives a build's progress its total.
     """
-    when = f"at {cut:%Y-%m-%d}"
     if len(paths) == 1:
-        for series in iter_series(paths[0], [cut], titles=titles):
-            snap = series.snapshots()[0]
-            if snap is None:
-                yield PageInput(series.page, None, f"did not exist yet {when}")
-            else:
-                yield _usable(snap, series.page, when)
-        return
+        return _streamed_pages(paths[0], cut, titles)
+    return list(_merged_pages(paths, cut, titles))
+
+
+def _streamed_pages(path: Path, cut: dt.datetime,
+                    titles: set[str] | None) -> Iterator[PageInput]:
+    when = f"at {cut:%Y-%m-%d}"
+    for series in iter_series(path, [cut], titles=titles):
+        snap = series.snapshots()[0]
+        if snap is None:
+            yield PageInput(series.page, None, f"did not exist yet {when}")
+        else:
+            yield _usable(snap, series.page, when)
+
+
+def _merged_pages(paths: Sequence[Path], cut: dt.datetime,
+                  titles: set[str] | None) -> Iterator[PageInput]:
+    when = f"at {cut:%Y-%m-%d}"
     best: dict[int, Any] = {}
     pages: dict[int, PageRef] = {}
     for path in paths:
@@ -396,6 +407,7 @@ class Dataset:
                 prev_instances.setdefault(inst.page_id, []).append(inst)
 
         done = _recover(folder)
+        total = len(pages) if isinstance(pages, Sized) else (len(prev_pages) or None)
         seen: set[int] = set(done)
         count = len(done)
         with _Appender(folder) as out:
@@ -408,7 +420,7 @@ class Dataset:
                                      prev_instances.get(page_id, []), out)
                 count += 1
                 if progress is not None:
-                    progress(label, count, len(prev_pages) or None)
+                    progress(label, count, total)
             for page_id in sorted(set(prev_pages) - seen):
                 old = prev_pages[page_id]
                 dropped = len(prev_instances.get(page_id, []))
