@@ -246,7 +246,7 @@ def test_progress_has_a_total_for_merged_histories(
         401, "2020-01-20T00:00:00Z", DELTA.replace("Delta", "Epsilon"))) + "</mediawiki>",
         encoding="utf-8")
     calls: list[tuple[str, int, int | None]] = []
-    llm = LLM(ScriptedBackend([answering()] * 60, model_id="scripted-gen"))  # type: ignore[list-item]
+    llm = LLM(ScriptedBackend([answering()] * 60, model_id="scripted-gen"))
     asyncio.run(build_dataset(
         tmp_path / "ds", [history, extra], llm=llm, model_spec="scripted", encoder=encoder(),
         cuts=CUTS, embedder=embedder,
