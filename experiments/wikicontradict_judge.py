@@ -311,8 +311,16 @@ async def main(argv: list[str]) -> int:
     parser.add_argument("--also-judge", default="local:qwen2.5-coder-1.5b",
                         help="a second judge for every real response, the producer's own "
                         "answers included (default: %(default)s; 'none' to skip)")
-    parser.add_argument("--labels", type=Path,
-                        help="labels JSONL replacing the hand-written set (default: built-in)")
+    parser.add_argument("--labels", type=Path, action="append",
+                        help="labels JSONL replacing the hand-written set (default: built-in; "
+                        "repeat to pool several files)")
+    parser.add_argument("--items", default=None,
+                        help="with --labels: keep only WikiContradict items LO-HI (by the "
+                        "number in wc-NNN-qM), e.g. 0-20 for a development half and 21-41 "
+                        "for the half held out")
+    parser.add_argument("--sample", default=None,
+                        help="with --labels: what the result file says about in / out of "
+                        "sample (default: 'as the labels file says')")
     parser.add_argument("--dataset", type=Path,
                         default=load_settings().settings.data_dir / DATASET_FILE)
     parser.add_argument("--out", type=Path, default=HANDWRITTEN_PATH,
@@ -376,25 +384,29 @@ async def main(argv: list[str]) -> int:
         print(f"results: {path}")
 
     if args.which in ("handwritten", "both"):
-        hand = load_human_labels(args.labels) if args.labels else builtin_human_labels()
+        hand = ([h for path in args.labels for h in load_human_labels(path)] if args.labels
+                else builtin_human_labels())
+        if args.items:
+            low, high = (int(x) for x in args.items.split("-"))
+            hand = [h for h in hand if low <= int(h.sample_id.split("-")[1]) <= high]
         result = await _evaluate(bench, hand,
                                  {"wikicontradict-judge": lambda _h: str(args.judge)},
                                  settings, args.show_errors)
-        _print_set("hand-written responses" if args.labels is None else str(args.labels),
-                   hand, result)
+        named = ", ".join(str(p) for p in args.labels or [])
+        _print_set("hand-written responses" if args.labels is None else named, hand, result)
         builtin = args.labels is None
         path = write_result(args.out, {
-            "judge": args.judge, "labels_file": str(args.labels or "built-in"),
-            "paper": PAPER, **result,
+            "judge": args.judge, "labels_file": named or "built-in",
+            "items": args.items or "all", "paper": PAPER, **result,
         }, data=data_provenance(
             {"constructed": 1.0} if builtin else {"real": 1.0},
             sample="the matcher's rules and the 40 responses were written by the same person, "
                    "so the matcher's figure is in sample; the judge has no trained part"
-            if builtin else "as the labels file says",
+            if builtin else (args.sample or "as the labels file says"),
             figure="measured",
             sources="40 responses written by hand (not model outputs) to WikiContradict "
                     "questions, templates 4 and 5, labelled by hand" if builtin
-            else f"responses and labels from {args.labels}"))
+            else f"responses and labels from {named}"))
         print(f"results: {path}")
     return 0
 

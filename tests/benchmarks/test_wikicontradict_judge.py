@@ -9,12 +9,10 @@ import pytest
 
 from freshwiki.benchmarks import Output, Task, load_scorer
 from freshwiki.benchmarks.wikicontradict import (
+    JUDGE_SCHEMA,
     JudgeScorer,
     WikiContradict,
-    answer_choices,
     judge_messages,
-    judge_schema,
-    read_choice,
 )
 from freshwiki.errors import FreshwikiError
 from freshwiki.llm import LLM, CallLog, LLMOutputError, ResponseCache
@@ -32,16 +30,9 @@ def _task(bench: WikiContradict, sample_id: str, template: str) -> Task:
     return bench.render(next(s for s in bench.samples() if s.id == sample_id), template)
 
 
-LUSITANIA = ("761", "764")
-WEYPRECHT = ("2 March 1881", "3 March 1881")
-
-
-def _verdict(a1: bool, a2: bool, conflict: bool, preferred: bool, none: bool = False,
-             answers: tuple[str, str] = LUSITANIA) -> str:
-    choice = {(True, False): answers[0], (False, True): answers[1],
-              (True, True): "both answers", (False, False): "neither answer"}[(a1, a2)]
+def _verdict(a1: bool, a2: bool, conflict: bool, preferred: bool, none: bool = False) -> str:
     return json.dumps({
-        "answer_given": choice,
+        "answer1_given": a1, "answer2_given": a2,
         "conflict_acknowledged": conflict, "one_preferred": preferred,
         "no_conflict_stated": none,
     })
@@ -62,8 +53,8 @@ async def test_checklists_become_labels_by_the_papers_rules(
         _verdict(False, True, False, False),  # template 1: one gold answer only
         _verdict(True, True, True, False),  # 5.2: found and explained
         _verdict(False, False, True, False),  # 5.2: found, not explained
-        _verdict(True, False, False, False, True, WEYPRECHT),  # 5.4: says there is no conflict
-        _verdict(True, True, True, False, True, WEYPRECHT),  # 5.4: says so, claims one anyway
+        _verdict(True, False, False, False, True),  # 5.4: says there is no conflict
+        _verdict(True, True, True, False, True),  # 5.4: says so, then claims one anyway
     ])
     scorer = load_scorer("wikicontradict-judge", llm)
     assert isinstance(scorer, JudgeScorer) and scorer.name == "wikicontradict-judge"
@@ -107,17 +98,11 @@ async def test_checklists_become_labels_by_the_papers_rules(
     )
     assert scores[0].data["rule"] == "both_answers" and scores[0].data["judge_model"] == "scripted"
     assert scores[5].data["rule"] == "one_answer" and scores[5].data["answer1_given"] is True
-    assert scores[5].data["answer_given"] == "761" and scores[6].data["answer2_given"] is True
     assert [s.data["rule"] for s in scores[9:]] == ["detect", "detect", "no_conflict",
                                                     "no_conflict"]
 
     first = backend.requests[0]
-    # the answer is one choice among the two answers' own words, both or neither
-    assert first.params.json_schema == judge_schema("761", "764")
-    assert first.params.json_schema["properties"]["answer_given"]["enum"] == [
-        "761", "764", "both answers", "neither answer"]
-    assert backend.requests[-1].params.json_schema["properties"]["answer_given"]["enum"][:2] == [
-        "2 March 1881", "3 March 1881"]
+    assert first.params.json_schema == JUDGE_SCHEMA
     assert first.params.temperature == 0.0
     # the instructions and examples are one fixed system message, whatever the item or
     # template; the item comes last
@@ -141,8 +126,9 @@ async def test_malformed_judge_output_is_an_error(
 ) -> None:
     # a reply outside the schema, and the one repair attempt fails too
     llm, backend = _judge(tmp_path, [
-        json.dumps({"answer_given": "763", "conflict_acknowledged": True,
-                    "one_preferred": False, "no_conflict_stated": False}),
+        json.dumps({"answer1_given": "yes", "answer2_given": True,
+                    "conflict_acknowledged": True, "one_preferred": False,
+                    "no_conflict_stated": False}),
         "I think it is correct.",
     ])
     with pytest.raises(LLMOutputError):
@@ -158,19 +144,6 @@ async def test_one_bad_reply_is_repaired(tmp_path: Path, wikicontradict: WikiCon
         _task(wikicontradict, "wc-044-q1", "4"), Output(text="761 or 764; they conflict.")
     )
     assert score.label == "correct" and score.data["judge_repaired"] is True
-
-
-def test_answer_choices_stay_distinct_and_map_back() -> None:
-    assert answer_choices(" 1902\n", "1904") == ("1902", "1904", "both answers", "neither answer")
-    assert read_choice("1904", "1902", "1904") == (False, True)
-    assert read_choice("both answers", "1902", "1904") == (True, True)
-    assert read_choice("neither answer", "1902", "1904") == (False, False)
-    # answers that read alike (or like "both answers") are numbered, so no choice is ambiguous
-    assert answer_choices("Yes", "yes")[:2] == ("1: Yes", "2: yes")
-    assert answer_choices("Both answers", "No")[:2] == ("1: Both answers", "2: No")
-    assert read_choice("2: yes", "Yes", "yes") == (False, True)
-    with pytest.raises(FreshwikiError, match="none of"):
-        read_choice("1903", "1902", "1904")
 
 
 def test_empty_response_is_shown_as_such() -> None:
@@ -191,3 +164,14 @@ def test_benchmark_adds_the_judge_when_given(
     assert [s.name for s in wikicontradict.scorers(llm)] == [
         "wikicontradict-match", "wikicontradict-judge",
     ]
+
+
+def test_examples_do_not_teach_answer_1_by_position() -> None:
+    # A judge whose one-answer examples all gave answer 1 reported bare answer-2 replies as
+    # answer 1 on a real run; the examples must show each answer alone equally often.
+    system = judge_messages("q?", "a", "b", "r")[0].content
+    verdicts = [json.loads(line) for line in system.splitlines() if line.startswith("{")]
+    assert len(verdicts) >= 8
+    alone = [(v["answer1_given"], v["answer2_given"]) for v in verdicts
+             if v["answer1_given"] != v["answer2_given"]]
+    assert alone.count((True, False)) == alone.count((False, True)) >= 2

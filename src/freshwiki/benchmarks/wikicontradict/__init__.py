@@ -96,12 +96,10 @@ from freshwiki.benchmarks.wikicontradict._data import (
 )
 from freshwiki.benchmarks.wikicontradict._judge import (
     CHECKLIST,
+    JUDGE_SCHEMA,
     JudgeScorer,
-    answer_choices,
     judge_messages,
-    judge_schema,
     judge_scorer_factory,
-    read_choice,
 )
 from freshwiki.benchmarks.wikicontradict._labels import LABELS, VALUES, Label
 from freshwiki.benchmarks.wikicontradict._match import (
@@ -143,6 +141,7 @@ __all__ = [
     "CHECKLIST",
     "DATASET_FILE",
     "EXPECTED_QUESTIONS",
+    "JUDGE_SCHEMA",
     "LABELS",
     "MAX_NEW_TOKENS",
     "NO_REVISIONS",
@@ -168,7 +167,6 @@ __all__ = [
     "UnknownTemplateError",
     "WikiContradict",
     "agreement_report",
-    "answer_choices",
     "builtin_human_labels",
     "builtin_real_labels",
     "builtin_revisions",
@@ -177,7 +175,6 @@ __all__ = [
     "cohens_kappa",
     "confusion_matrix",
     "judge_messages",
-    "judge_schema",
     "judge_scorer_factory",
     "load_human_labels",
     "load_revisions",
@@ -187,7 +184,6 @@ __all__ = [
     "normalize",
     "percent_agreement",
     "precision_recall_f1",
-    "read_choice",
     "revised_samples",
     "select_questions",
     "template_spec",
