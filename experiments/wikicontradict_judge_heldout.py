@@ -36,24 +36,18 @@ from pathlib import Path
 from typing import Any
 
 from _provenance import data_provenance, write_result
-from freshwiki.benchmarks.wikicontradict import HumanLabel, agreement_report, load_human_labels
+from freshwiki.benchmarks.wikicontradict import HumanLabel, agreement_report
 from freshwiki.config import load_settings
 from freshwiki.evaluation import ResultsStore, default_results_path
+from wikicontradict_run import DEFAULT_LABELS, read_labels, same_text
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "experiments" / "results"
-VALIDATION = ROOT / "src" / "freshwiki" / "benchmarks" / "wikicontradict" / "validation"
-LABEL_FILES = (VALIDATION / "real_labels_single.jsonl",
-               VALIDATION / "real_labels_detection.jsonl")
 HALVES = {"development (items 0-20, in sample for the choice)": (0, 20),
           "held out (items 21-41, out of sample)": (21, 41)}
 JUDGE = "wikicontradict-judge"
 MATCH = "wikicontradict-match"
 CLASSES = ["correct", "incorrect"]
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
 
 
 def _item(label: HumanLabel) -> int:
@@ -85,7 +79,7 @@ def main() -> int:
     settings = load_settings().settings
     with ResultsStore(default_results_path(settings)) as store:
         before, after = store.load_run(args.before), store.load_run(after_id)
-    labels = [h for path in LABEL_FILES for h in load_human_labels(path)]
+    labels = read_labels(list(DEFAULT_LABELS))
 
     def verdicts(run: Any) -> tuple[dict[tuple[str, str, str], str], dict[tuple[str, str], str]]:
         return ({(i.sample_id, i.template, i.scorer): i.label for i in run.items},
@@ -98,7 +92,7 @@ def main() -> int:
         key = (h.sample_id, h.template)
         scored = all((*key, scorer) in table for table, scorer in (
             (b_labels, JUDGE), (a_labels, JUDGE), (a_labels, MATCH)))
-        if scored and all(key in t and _one_line(t[key]) == _one_line(h.response)
+        if scored and all(key in t and same_text(t[key], h.response)
                           for t in (b_text, a_text)):
             kept.append(h)
         else:
@@ -134,7 +128,7 @@ def main() -> int:
     path = write_result(args.out, {
         "before_run": before.info.run_id, "after_run": after.info.run_id,
         "judge_model": after.info.config.get("judge"),
-        "labels_files": [str(p.relative_to(ROOT)) for p in LABEL_FILES],
+        "labels_files": [str(p.relative_to(ROOT)) for p in DEFAULT_LABELS],
         "labels": len(labels), "left_out": left_out, "halves": halves,
     }, data=data_provenance(
         {"real": 1.0},
