@@ -35,8 +35,9 @@ def eval_command(
         "--scorer", help="Scorer name, repeatable (default: the benchmark's scorers).")] = None,
     option: Annotated[list[str] | None, typer.Option(
         "--option", "-o", help="System option KEY=VALUE, repeatable (rag: k, index, time; "
-        "grounded: mode, k, index, refine; ralm: k; rilm: gate, k, threshold; search-agent: k, "
-        "backend, control; an unknown key lists a system's options).")
+        "grounded: mode, k, index, refine; ralm: k, method; ralm-best: gate, k; rilm: gate, "
+        "dialogue_gate, k, tau, arr; search-agent: k, backend, control; an unknown key lists "
+        "a system's options).")
     ] = None,
     benchmark_option: Annotated[list[str] | None, typer.Option(
         "--benchmark-option", help="Benchmark option KEY=VALUE, repeatable (e.g. path=FILE).")
