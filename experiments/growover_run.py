@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import datetime as dt
 import itertools
 import json
@@ -85,6 +86,7 @@ from freshwiki.corpus.readers import synthetic_id
 from freshwiki.evaluation import (
     ResultsStore,
     default_results_path,
+    paired_comparison,
     rilm_sections,
     run_evaluation,
     summarize,
@@ -354,7 +356,8 @@ def write_real_dated(out: Path, *, use_ovos: bool = True) -> tuple[Path, dict[st
                   "titles": sorted({x["title"] for x in lines})}
 
 
-def write_constructed(out: Path, articles: int, *, exclude: set[str] = frozenset()) -> Path:
+def write_constructed(out: Path, articles: int, *,
+                      exclude: set[str] | frozenset[str] = frozenset()) -> Path:
     """A history file: ``articles`` dump pages, each with its constructed earlier revisions.
 
     The real text comes last, at the constructed date :data:`FINAL` (its own date, April
@@ -505,6 +508,72 @@ def rilm_tables(store: ResultsStore, run_id: str) -> list[dict[str, Any]]:
                                 "n": c.n} for col, c in zip(t.columns, cells, strict=True)]}
                             for key, heading, cells in t.rows]} for t in tables]})
     return out
+
+
+COMPARED = ("rilm", "ralm-best", "vanilla")
+"""Systems compared with RaLM question by question on the evaluation snapshots."""
+
+
+def comparisons(store: ResultsStore, runs: Sequence[dict[str, Any]], kind: str,
+                later: Sequence[str], scorer: str) -> list[dict[str, Any]]:
+    """Each compared run minus RaLM, paired by question, per evaluation snapshot x type.
+
+    The issue's goal (RiLM at least RaLM on Changed and New in every evaluation snapshot) is a
+    statement about the difference on the same questions, so the interval is the paired
+    bootstrap of that difference (``paired_comparison``), not two separate means' intervals.
+    Cells: every snapshot x type, every type pooled over the snapshots, and each snapshot's
+    types pooled.
+    """
+    mine = [r for r in runs if r["kind"] == kind and list(r["snapshots"]) == list(later)]
+    base = next((r for r in mine if r["system"] == "ralm"), None)
+    if base is None:
+        return []
+    ralm = store.load_run(base["run_id"])
+    types = sorted({str(i.metadata.get("type")) for i in ralm.items if i.scorer == scorer})
+    cells = [(s, t) for s in later for t in types] + [("all", t) for t in types] + [
+        (s, "all") for s in later]
+
+    def only(run: Any, snapshot: str, type_: str) -> Any:
+        return dataclasses.replace(run, items=tuple(
+            i for i in run.items if i.scorer == scorer
+            and snapshot in ("all", i.metadata.get("snapshot"))
+            and type_ in ("all", i.metadata.get("type"))))
+
+    out = []
+    for r in mine:
+        if r["system"] not in COMPARED:
+            continue
+        other = store.load_run(r["run_id"])
+        for snapshot, type_ in cells:
+            c = paired_comparison(only(other, snapshot, type_), only(ralm, snapshot, type_),
+                                  scorer)
+            out.append({"system": r["system"], "arr": r["options"].get("arr"),
+                        "run_id": r["run_id"], "ralm_run_id": base["run_id"],
+                        "scorer": scorer, "snapshot": snapshot, "type": type_,
+                        "n": c.n_paired, "unpaired": c.n_only_a + c.n_only_b,
+                        "mean": c.mean_a, "ralm_mean": c.mean_b, "difference": c.difference,
+                        "ci": None if c.ci is None else [c.ci.low, c.ci.high],
+                        "p": c.p_value, "test": c.test, "wins": c.wins, "losses": c.losses,
+                        "ties": c.ties})
+    return out
+
+
+def comparison_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """Markdown of :func:`comparisons`: one line per system x cell."""
+    if not rows:
+        return []
+    lines = ["", f"## Paired by question: system minus RaLM ({rows[0]['scorer']})", "",
+             "| system | snapshot | type | n | system | RaLM | difference [95% CI] | "
+             "wins/losses/ties | p |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in rows:
+        if r["difference"] is None:
+            continue
+        name = r["system"] + (f" ({r['arr']})" if r["arr"] else "")
+        ci = f" [{r['ci'][0]:+.3f}, {r['ci'][1]:+.3f}]" if r["ci"] else ""
+        lines.append(f"| {name} | {r['snapshot']} | {r['type']} | {r['n']} | "
+                     f"{r['mean']:.3f} | {r['ralm_mean']:.3f} | {r['difference']:+.3f}{ci} | "
+                     f"{r['wins']}/{r['losses']}/{r['ties']} | {r['p']:.3g} |")
+    return lines
 
 
 def stage_lines(sections: Sequence[dict[str, Any]]) -> list[str]:
@@ -687,6 +756,12 @@ def main() -> int:
             else:
                 options = {}
             evaluate(system, kind, options, later)
+    with ResultsStore(store_path) as store:
+        for kind in results.get("gates", {}):
+            later = results["gates"][kind].get("later") or {}
+            scorer = "growover-f1" if kind == "qa" else "growover-bleu"
+            results.setdefault("comparisons", {})[kind] = comparisons(
+                store, results["runs"], kind, later.get("snapshots", []), scorer)
     (args.out / "growover.json").write_text(json.dumps(results, indent=2), encoding="utf-8")
     # A sample is constructed when its article's history is the constructed one (its text at
     # the snapshot may still be real, see earlier_revision); every other article's versions are
@@ -741,6 +816,8 @@ def main() -> int:
                              f"{r['mean']:.3f}{ci} | {r['n']} |")
         if run.get("stages"):
             lines += stage_lines(run["stages"])
+    for rows in results.get("comparisons", {}).values():
+        lines += comparison_lines(rows)
     lines += ["", "Text from Wikipedia, CC BY-SA 4.0 (plus constructed revisions, see the "
               "script's docstring)."]
     (args.out / "growover.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
