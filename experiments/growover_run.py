@@ -563,7 +563,7 @@ def comparison_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
     if not rows:
         return []
     lines = ["", f"## Paired by question: system minus RaLM ({rows[0]['scorer']})", "",
-             "| system | snapshot | type | n | system | RaLM | difference [95% CI] | "
+             "| system | snapshot | type | n | mean | RaLM mean | difference [95% CI] | "
              "wins/losses/ties | p |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         if r["difference"] is None:
