@@ -58,6 +58,7 @@ from freshwiki.evaluation._stats import (
     label_agreement,
     paired_comparison,
     summarize,
+    wilson_ci,
 )
 from freshwiki.evaluation._store import (
     MergeCounts,
@@ -159,6 +160,7 @@ __all__ = [
     "summarize",
     "train_gate_from_run",
     "turn_stats",
+    "wilson_ci",
     "write_leaderboard",
     "write_report",
     "write_site",
