@@ -4,8 +4,8 @@
 Run from the repository root after ``growover_run.py`` (no model: it only reads the results
 store, a few seconds)::
 
-    .venv/bin/python experiments/growover_gate_diagnostic.py            # the newest ralm-best run
-    .venv/bin/python experiments/growover_gate_diagnostic.py RUN_ID
+    .venv/bin/python experiments/growover_gate_diagnostic.py     # the newest ralm-best and rilm
+    .venv/bin/python experiments/growover_gate_diagnostic.py RALM_BEST_RUN --rilm RILM_RUN
 
 ``ralm-best`` records, for every question, the gate's three probabilities for each of the k
 retrieved documents (``trace.first.documents``), which document it picked and whether the
@@ -22,7 +22,11 @@ snapshot it was first written at (``generated_as``). From those this script meas
   document holds the evidence; adopt is meant to mean "this answer can be trusted";
 - **what P(reliable) follows**: its mean over the evidence documents per type and per
   ``generated_as``, and how much of its variance lies between questions rather than between
-  the documents of one question (a gate that judges the document varies within a question).
+  the documents of one question (a gate that judges the document varies within a question);
+- **re-retrieval** (from a ``rilm`` run, ``arr=paper`` by default): of the answers the gate
+  did not adopt, how many had the evidence in the first top k (which re-retrieval excludes, so
+  it can only find another passage), how often the second search finds the evidence when the
+  first missed it, and which answer the final pick took in each case.
 
 Writes ``experiments/results/growover_gate_diagnostic.json``.
 """
@@ -68,6 +72,42 @@ def newest_ralm_best(store: ResultsStore) -> str:
         raise SystemExit("no GrowOVER ralm-best run in the results store: run "
                          "experiments/growover_run.py first, or pass a run id")
     return max(runs, key=lambda r: r.info.created_at).info.run_id
+
+
+def newest_rilm(store: ResultsStore, benchmark_options: Any, arr: str = "paper") -> str:
+    """The newest GrowOVER ``rilm`` run with this re-retrieval mode on the same questions."""
+    runs = [r for r in store.list_runs()
+            if r.info.system == "rilm" and r.info.benchmark == "growover"
+            and r.info.config.get("benchmark_options") == benchmark_options
+            and (r.info.config.get("system_config") or {}).get("arr", "paper") == arr]
+    if not runs:
+        raise SystemExit(f"no GrowOVER rilm run with arr={arr} in the results store: run "
+                         "experiments/growover_run.py first, or pass --rilm RUN_ID")
+    return max(runs, key=lambda r: r.info.created_at).info.run_id
+
+
+def rereading(traces: Sequence[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
+    """What re-retrieval could and did do for the answers the gate did not adopt."""
+    not_adopted = in_first = found = 0
+    outcome: dict[str, int] = defaultdict(int)
+    for meta, trace in traces:
+        if trace.get("adopted"):
+            continue
+        not_adopted += 1
+        evidence = set(meta.get("evidence_passages") or [])
+        first = {d["id"] for d in (trace.get("first") or {}).get("documents") or []}
+        second = {d["id"] for d in (trace.get("second") or {}).get("documents") or []}
+        had, has = bool(evidence & first), bool(evidence & second)
+        in_first += had
+        found += has and not had
+        where = ("first top k" if had else "neither") if not has else (
+            "both" if had else "second top k")
+        outcome[f"evidence in {where}; final pick {trace.get('chosen')}"] += 1
+    missed = not_adopted - in_first
+    return {"not_adopted": not_adopted,
+            "evidence_in_first_top_k": _share(in_first, not_adopted),
+            "second_search_finds_evidence_first_missed": _share(found, missed),
+            "final_pick_by_where_the_evidence_was": dict(sorted(outcome.items()))}
 
 
 def diagnose(traces: Sequence[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
@@ -155,6 +195,8 @@ def diagnose(traces: Sequence[tuple[dict[str, Any], dict[str, Any]]]) -> dict[st
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("run_id", nargs="?", help="a GrowOVER ralm-best run (default: newest)")
+    parser.add_argument("--rilm", help="a GrowOVER rilm run (default: the newest with arr=paper "
+                        "on the ralm-best run's questions)")
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--sources", type=Path, default=Path("/tmp/runs/growover/sources"),
                         help="growover_run.py's OUT/sources (its constructed.xml says which "
@@ -167,10 +209,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         if info.system != "ralm-best":
             raise SystemExit(f"run {run_id} is a {info.system!r} run; give a ralm-best run")
         traces = [(meta, trace) for _, _, meta, _, trace in store.traces(run_id)]
+        rilm_id = store.resolve_run_id(args.rilm) if args.rilm else newest_rilm(
+            store, info.config.get("benchmark_options"))
+        rilm_info = store.run_info(rilm_id)
+        if rilm_info.system != "rilm":
+            raise SystemExit(f"run {rilm_id} is a {rilm_info.system!r} run; give a rilm run")
+        rilm_traces = [(meta, trace) for _, _, meta, _, trace in store.traces(rilm_id)]
     result = {"run_id": run_id, "system": info.system,
               "system_config": info.config.get("system_config"),
               "benchmark_options": info.config.get("benchmark_options"),
-              **diagnose(traces)}
+              **diagnose(traces),
+              "re_retrieval": {"run_id": rilm_id,
+                               "system_config": rilm_info.config.get("system_config"),
+                               **rereading(rilm_traces)}}
     constructed = args.sources / "constructed.xml"
     if not constructed.is_file():
         raise SystemExit(f"{constructed} not found: pass --sources, the OUT/sources folder of "

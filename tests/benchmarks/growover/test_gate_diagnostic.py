@@ -86,3 +86,29 @@ def test_variance_splits_between_and_within_questions(result: dict[str, Any]) ->
     variance = result["variance_of_p_reliable"]
     assert variance["between_questions"] == pytest.approx(0.0077, abs=1e-4)
     assert variance["within_question"] == pytest.approx(0.0541, abs=1e-4)
+
+
+def _rilm(evidence: list[str], first: list[str], second: list[str], chosen: str,
+          adopted: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+    return ({"evidence_passages": evidence},
+            {"adopted": adopted, "chosen": chosen,
+             "first": {"documents": [{"id": d} for d in first]},
+             "second": {"documents": [{"id": d} for d in second]} if second else None})
+
+
+def test_re_retrieval_counts_only_not_adopted_answers_and_where_evidence_was() -> None:
+    figures = _script().rereading([
+        _rilm(["a"], ["a", "b", "c"], [], "first", True),  # adopted: never re-retrieved
+        # the evidence was in the first top k, which the second search excludes; pick: second
+        _rilm(["a"], ["a", "b", "c"], ["d", "e", "f"], "second", False),
+        # the first search missed x, the second found it, the pick kept the first answer
+        _rilm(["x"], ["a", "b", "c"], ["x", "y", "z"], "first", False),
+    ])
+    assert figures["not_adopted"] == 2
+    assert (figures["evidence_in_first_top_k"]["k"], figures["evidence_in_first_top_k"]["n"]) \
+        == (1, 2)
+    found = figures["second_search_finds_evidence_first_missed"]
+    assert (found["k"], found["n"]) == (1, 1)
+    assert figures["final_pick_by_where_the_evidence_was"] == {
+        "evidence in first top k; final pick second": 1,
+        "evidence in second top k; final pick first": 1}
