@@ -4,9 +4,13 @@ scripted generation replies that read the prompt and answer from the sentences s
 from __future__ import annotations
 
 import datetime as dt
+import importlib.util
 import json
 import re
+import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import numpy.typing as npt
@@ -20,6 +24,20 @@ HEAD = ('<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0
         '<namespace key="0" /></namespaces></siteinfo>')
 """The opening of a MediaWiki export, for history files written by tests."""
 DIM = 128
+EXPERIMENTS = Path(__file__).resolve().parents[3] / "experiments"
+
+
+def experiment_script(name: str) -> ModuleType:
+    """Import ``experiments/NAME.py`` freshly (the scripts are not a package and import their
+    sibling ``_provenance``, so the folder goes on the path first)."""
+    if str(EXPERIMENTS) not in sys.path:
+        sys.path.insert(0, str(EXPERIMENTS))
+    spec = importlib.util.spec_from_file_location(name, EXPERIMENTS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while being built
+    spec.loader.exec_module(module)
+    return module
 
 
 def snap(paragraphs: Sequence[Sequence[str]], *, page_id: int = 7, title: str = "Alpha",

@@ -8,9 +8,7 @@ with the label the design gives it.
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -19,19 +17,11 @@ import pytest
 from freshwiki.changes.snapshots import Aligner, Alignment, snapshot_of
 from freshwiki.corpus import iter_latest
 from freshwiki.records import Revision
-
-SCRIPT = Path(__file__).resolve().parents[3] / "experiments" / "growover_run.py"
+from tests.benchmarks.growover.helpers import experiment_script
 
 
 def _script() -> ModuleType:
-    if str(SCRIPT.parent) not in sys.path:  # the script imports its sibling _provenance
-        sys.path.insert(0, str(SCRIPT.parent))
-    spec = importlib.util.spec_from_file_location("growover_run", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return experiment_script("growover_run")
 
 
 def test_last_sentence_start_respects_links_templates_and_refs() -> None:

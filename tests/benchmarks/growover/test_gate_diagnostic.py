@@ -6,26 +6,16 @@ arithmetic is in the comments), so the README's gate figures rest on counting th
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[3] / "experiments" / "growover_gate_diagnostic.py"
+from tests.benchmarks.growover.helpers import experiment_script
 
 
 def _script() -> ModuleType:
-    if str(SCRIPT.parent) not in sys.path:  # the script imports its sibling _provenance
-        sys.path.insert(0, str(SCRIPT.parent))
-    spec = importlib.util.spec_from_file_location("growover_gate_diagnostic", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return experiment_script("growover_gate_diagnostic")
 
 
 def _question(type_: str, written: str, evidence: list[str], docs: list[tuple[str, float]],
