@@ -192,6 +192,21 @@ def diagnose(traces: Sequence[tuple[dict[str, Any], dict[str, Any]]]) -> dict[st
     }
 
 
+def gate_snapshot(out: Path, system_config: dict[str, Any]) -> str:
+    """The snapshot the run's gate was trained on, from the gate file beside the sources.
+
+    The run records the gate as ``NAME@HASH``; growover_run.py writes gates to its ``--out``
+    folder, the parent of ``sources``.
+    """
+    name = str(system_config.get("gate", "")).split("@", 1)[0]
+    path = out / name
+    if not name or not path.is_file():
+        raise SystemExit(f"gate file {path} not found: pass --sources OUT/sources of the "
+                         "growover_run.py run whose gate this run used")
+    training = json.loads(path.read_text(encoding="utf-8")).get("training") or {}
+    return str(training.get("snapshot", "unknown"))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("run_id", nargs="?", help="a GrowOVER ralm-best run (default: newest)")
@@ -222,6 +237,8 @@ def main(argv: Sequence[str] | None = None) -> int:
               "re_retrieval": {"run_id": rilm_id,
                                "system_config": rilm_info.config.get("system_config"),
                                **rereading(rilm_traces)}}
+    trained_on = gate_snapshot(args.sources.parent, info.config.get("system_config") or {})
+    result["gate_trained_on"] = trained_on
     constructed = args.sources / "constructed.xml"
     if not constructed.is_file():
         raise SystemExit(f"{constructed} not found: pass --sources, the OUT/sources folder of "
@@ -231,8 +248,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     result["questions_real"] = real
     data = data_provenance(
         {"real": real / max(1, len(traces)), "constructed": 1 - real / max(1, len(traces))},
-        sample="out of sample: the gate was trained on the 2016-06-30 snapshot's pairs, these "
-               "are the evaluation snapshots' questions",
+        sample=f"out of sample: the gate was trained on the {trained_on} snapshot's pairs, "
+               "these are the questions of the snapshots after it",
         sources="growover_run.py's dataset (../shared/data/wikipedia histories and dump slice, "
                 "topics leads, ovos summaries; CC BY-SA)")
     write_result(args.out, result, data=data, command=" ".join(sys.argv))
