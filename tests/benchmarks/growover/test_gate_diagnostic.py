@@ -6,6 +6,8 @@ arithmetic is in the comments), so the README's gate figures rest on counting th
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -102,3 +104,12 @@ def test_re_retrieval_counts_only_not_adopted_answers_and_where_evidence_was() -
     assert figures["final_pick_by_where_the_evidence_was"] == {
         "evidence in first top k; final pick second": 1,
         "evidence in second top k; final pick first": 1}
+
+
+def test_the_gate_month_comes_from_the_gate_file_the_run_names(tmp_path: Path) -> None:
+    script = _script()
+    (tmp_path / "gate-qa-abc.json").write_text(
+        json.dumps({"training": {"snapshot": "2023-12-31"}}), encoding="utf-8")
+    assert script.gate_snapshot(tmp_path, {"gate": "gate-qa-abc.json@0123"}) == "2023-12-31"
+    with pytest.raises(SystemExit, match=r"gate-qa-other\.json not found"):
+        script.gate_snapshot(tmp_path, {"gate": "gate-qa-other.json@0123"})
