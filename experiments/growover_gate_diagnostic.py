@@ -47,42 +47,44 @@ import numpy as np
 from _provenance import RESULTS, data_provenance, write_result
 from freshwiki.config import load_settings
 from freshwiki.corpus import read_source
-from freshwiki.evaluation import ResultsStore, bootstrap_ci, default_results_path, wilson_ci
+from freshwiki.evaluation import (
+    Interval,
+    ResultsStore,
+    bootstrap_ci,
+    default_results_path,
+    wilson_ci,
+)
 
 OUT = RESULTS / "growover_gate_diagnostic.json"
 """The result file the README's gate figures come from."""
 
 
-def _ci(successes: int, trials: int) -> list[float] | None:
-    ci = wilson_ci(successes, trials)
+def _rounded(ci: Interval | None) -> list[float] | None:
     return None if ci is None else [round(ci.low, 3), round(ci.high, 3)]
 
 
 def _share(successes: int, trials: int) -> dict[str, Any]:
     return {"k": successes, "n": trials,
             "share": round(successes / trials, 3) if trials else None,
-            "ci": _ci(successes, trials)}
+            "ci": _rounded(wilson_ci(successes, trials))}
 
 
-def newest_ralm_best(store: ResultsStore) -> str:
-    """The newest GrowOVER ``ralm-best`` run in the store (the one ``growover_run.py`` made)."""
+def newest_run(store: ResultsStore, system: str, *, benchmark_options: Any = None,
+               gate: str | None = None, arr: str | None = None) -> str:
+    """The newest GrowOVER run of ``system`` in the store (the one growover_run.py made).
+
+    ``benchmark_options``, ``gate`` and ``arr`` narrow it to the same questions, the same
+    gate file and one re-retrieval mode.
+    """
     runs = [r for r in store.list_runs()
-            if r.info.system == "ralm-best" and r.info.benchmark == "growover"]
+            if r.info.system == system and r.info.benchmark == "growover"
+            and benchmark_options in (None, r.info.config.get("benchmark_options"))
+            and gate in (None, (r.info.config.get("system_config") or {}).get("gate"))
+            and arr in (None, (r.info.config.get("system_config") or {}).get("arr", "paper"))]
     if not runs:
-        raise SystemExit("no GrowOVER ralm-best run in the results store: run "
-                         "experiments/growover_run.py first, or pass a run id")
-    return max(runs, key=lambda r: r.info.created_at).info.run_id
-
-
-def newest_rilm(store: ResultsStore, benchmark_options: Any, arr: str = "paper") -> str:
-    """The newest GrowOVER ``rilm`` run with this re-retrieval mode on the same questions."""
-    runs = [r for r in store.list_runs()
-            if r.info.system == "rilm" and r.info.benchmark == "growover"
-            and r.info.config.get("benchmark_options") == benchmark_options
-            and (r.info.config.get("system_config") or {}).get("arr", "paper") == arr]
-    if not runs:
-        raise SystemExit(f"no GrowOVER rilm run with arr={arr} in the results store: run "
-                         "experiments/growover_run.py first, or pass --rilm RUN_ID")
+        raise SystemExit(f"no GrowOVER {system} run{f' with arr={arr}' if arr else ''} on "
+                         "these questions in the results store: run "
+                         "experiments/growover_run.py first, or pass the run id")
     return max(runs, key=lambda r: r.info.created_at).info.run_id
 
 
@@ -100,8 +102,8 @@ def rereading(traces: Sequence[tuple[dict[str, Any], dict[str, Any]]]) -> dict[s
         had, has = bool(evidence & first), bool(evidence & second)
         in_first += had
         found += has and not had
-        where = ("first top k" if had else "neither") if not has else (
-            "both" if had else "second top k")
+        where = {(True, False): "first top k", (False, True): "second top k",
+                 (True, True): "both", (False, False): "neither"}[had, has]
         outcome[f"evidence in {where}; final pick {trace.get('chosen')}"] += 1
     missed = not_adopted - in_first
     return {"not_adopted": not_adopted,
@@ -157,14 +159,12 @@ def diagnose(traces: Sequence[tuple[dict[str, Any], dict[str, Any]]]) -> dict[st
             pairs_won += int(sum(w == 1.0 for w in won))
             pairs_total += len(won)
             pair_wins.append(statistics.fmean(won))
-    rank_ci = bootstrap_ci(pair_wins) if pair_wins else None
 
     def means(groups: dict[str, list[float]]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key, values in sorted(groups.items()):
-            ci = bootstrap_ci(values) if len(values) > 1 else None
             out[key] = {"n": len(values), "mean_p_reliable": round(statistics.fmean(values), 3),
-                        "ci": None if ci is None else [round(ci.low, 3), round(ci.high, 3)]}
+                        "ci": _rounded(bootstrap_ci(values) if len(values) > 1 else None)}
         return out
 
     between = float(np.var(question_means)) if question_means else 0.0
@@ -173,7 +173,7 @@ def diagnose(traces: Sequence[tuple[dict[str, Any], dict[str, Any]]]) -> dict[st
         "ranking_within_question": {
             "questions": len(pair_wins), "pairs": pairs_total, "evidence_higher": pairs_won,
             "mean_per_question": round(statistics.fmean(pair_wins), 3) if pair_wins else None,
-            "ci": None if rank_ci is None else [round(rank_ci.low, 3), round(rank_ci.high, 3)],
+            "ci": _rounded(bootstrap_ci(pair_wins) if pair_wins else None),
             "note": "ties count one half in the per-question mean; chance is .5"},
         "pick": {"questions_with_evidence_in_top_k": any_hit,
                  "gate_pick_holds_evidence": _share(pick_hit, any_hit),
@@ -211,7 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("run_id", nargs="?", help="a GrowOVER ralm-best run (default: newest)")
     parser.add_argument("--rilm", help="a GrowOVER rilm run (default: the newest with arr=paper "
-                        "on the ralm-best run's questions)")
+                        "on the ralm-best run's questions, with its gate)")
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--sources", type=Path, default=Path("/tmp/runs/growover/sources"),
                         help="growover_run.py's OUT/sources (its constructed.xml says which "
@@ -219,13 +219,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     settings = load_settings({}).settings
     with ResultsStore(default_results_path(settings)) as store:
-        run_id = store.resolve_run_id(args.run_id) if args.run_id else newest_ralm_best(store)
+        run_id = (store.resolve_run_id(args.run_id) if args.run_id
+                  else newest_run(store, "ralm-best"))
         info = store.run_info(run_id)
         if info.system != "ralm-best":
             raise SystemExit(f"run {run_id} is a {info.system!r} run; give a ralm-best run")
         traces = [(meta, trace) for _, _, meta, _, trace in store.traces(run_id)]
-        rilm_id = store.resolve_run_id(args.rilm) if args.rilm else newest_rilm(
-            store, info.config.get("benchmark_options"))
+        rilm_id = store.resolve_run_id(args.rilm) if args.rilm else newest_run(
+            store, "rilm", benchmark_options=info.config.get("benchmark_options"),
+            gate=(info.config.get("system_config") or {}).get("gate"), arr="paper")
         rilm_info = store.run_info(rilm_id)
         if rilm_info.system != "rilm":
             raise SystemExit(f"run {rilm_id} is a {rilm_info.system!r} run; give a rilm run")
