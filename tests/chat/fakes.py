@@ -36,8 +36,11 @@ MARKERS = {
 
 
 def stage_of(messages: Sequence[Message]) -> str:
-    """Which stage a prompt belongs to (by its system prompt, and task line for fast mode)."""
+    """Which stage a prompt belongs to (by its system prompt, and its task line)."""
     system = messages[0].content
+    user = "\n".join(m.content for m in messages if m.role == "user")  # (+ a repair turn)
+    if "Wikipedia passages found for this question" in user:  # the checked mode
+        return "check" if "Fill each blank (___)" in user else "answer"
     for marker, stage in MARKERS.items():
         if system.startswith(marker):
             return stage

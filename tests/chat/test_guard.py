@@ -65,23 +65,6 @@ def test_a_dangling_marker_does_not_stop_the_right_citation() -> None:
     assert out == "The war has been taking place since 7 October 2023 [2]. [1]"
 
 
-def test_a_sentence_adding_nothing_to_the_shown_lead_is_withheld() -> None:
-    lead = "Clasmatocolea fasciculata is a liverwort found in South Africa [1]."
-    guard = SentenceGuard(["South Africa"], shown=[lead])
-    restated = "Clasmatocolea fasciculata is a liverwort from South Africa [1]. "
-    more = "It grows on tree bark [1]."
-    assert guard.feed(restated + more) + guard.finish() == more
-    assert guard.removed == [restated.strip()]
-    # A new number is something added, even with no new word.
-    guard = SentenceGuard(["found in 1889"], shown=["The tower was found in Paris [1]."])
-    assert guard.feed("The tower was found in Paris in 1889 [1].") + guard.finish() == (
-        "The tower was found in Paris in 1889 [1].")
-    # Nothing shown: nothing withheld for it.
-    guard = SentenceGuard([])
-    assert guard.feed("A liverwort from South Africa.") + guard.finish() == (
-        "A liverwort from South Africa.")
-
-
 def test_a_citation_written_first_moves_to_the_end_of_its_sentence() -> None:
     # Real composer output (fresh question set, 25 November).
     guard = SentenceGuard(["More than two dozen tornadoes occurred, March 13-15, 2024"])

@@ -33,7 +33,7 @@ async def full_turn(script: dict[str, object], *, passages: list[Passage],
                     earlier: Sequence[ChatMessage] = (), **options: object
                     ) -> tuple[Reply, list[str], dict[str, list[Sequence[Message]]]]:
     llm, calls = scripted_llm(script)  # type: ignore[arg-type]
-    chat = GroundedChat(llm, FakeIndex(passages), mode="full", today=TODAY,
+    chat = GroundedChat(llm, FakeIndex(passages), mode="wikichat", today=TODAY,
                         **options)  # type: ignore[arg-type]
     reply = await chat.respond([*earlier, ChatMessage("user", KAT_Q)])
     by_stage: dict[str, list[Sequence[Message]]] = {}
@@ -166,22 +166,10 @@ async def test_plain_refine_is_one_call_without_scores(chat_passages: list[Passa
     assert refinement is not None
     assert (refinement.way, refinement.feedback, refinement.rewritten) == ("plain", (), True)
 
-
-async def test_fast_mode_has_no_separate_refinement(chat_passages: list[Passage]) -> None:
-    llm, script = scripted_llm({
-        "draft+claims": js({"claims": []}),
-        "fast-compose": "KickassTorrents went offline on 20 July 2016 [1].",
-    })
-    reply = await GroundedChat(llm, FakeIndex(chat_passages), today=TODAY).respond(
-        [ChatMessage("user", KAT_Q)])
-    assert reply.trace.refinement is None
-    assert "refine-feedback" not in script.stages()
-
-
 def test_an_unknown_refine_way_is_refused() -> None:
     llm, _ = scripted_llm({})
     with pytest.raises(ChatError, match="unknown refine way 'fancy'") as caught:
-        GroundedChat(llm, FakeIndex([]), mode="full", refine="fancy")  # type: ignore[arg-type]
+        GroundedChat(llm, FakeIndex([]), mode="wikichat", refine="fancy")  # type: ignore[arg-type]
     assert caught.value.hint == "use 'feedback' or 'plain'."
 
 

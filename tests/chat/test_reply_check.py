@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from freshwiki.chat import ChatMessage, GroundedChat
-from freshwiki.chat.reply_check import echoes
+import datetime as dt
+
+from freshwiki.chat import Evidence, PassageBook, TurnCalls
+from freshwiki.chat.facts import passage_entry
+from freshwiki.chat.reply_check import ReplyCheck, check_reply, echoes
 from freshwiki.records import Passage
-from tests.chat.fakes import FakeIndex, js, scripted_llm
+from tests.chat.fakes import StageScript, js, scripted_llm
 
 TODAY = "2024-06-01"
 KAT_Q = "When did KickassTorrents go offline?"
@@ -30,56 +33,50 @@ def test_a_sentence_made_of_the_questions_words_is_an_echo() -> None:
     assert not echoes("KickassTorrents went offline.", "Tell me KickassTorrents went offline")
 
 
-def kat_script(compose: str, check: list[str] | None = None) -> dict[str, object]:
-    script: dict[str, object] = {
-        "draft+claims": js({"claims": []}),
-        "fast-compose": compose,
-    }
-    if check is not None:
-        script["fast-check"] = js({"answers": check})
-    return script
+async def check_kat(chat_passages: list[Passage], text: str, reads: list[str] | None = None
+                    ) -> tuple[ReplyCheck, StageScript]:
+    """Stage 8 on ``text`` against the KickassTorrents lead, the cloze reading ``reads``."""
+    [kat] = [Evidence(p.id, p.title, p.section_path, p.text) for p in chat_passages
+             if p.title == "KickassTorrents"]
+    book = PassageBook()
+    book.add(kat)
+    replies = {"fast-check": js({"answers": reads})} if reads is not None else {}
+    llm, script = scripted_llm(replies)  # type: ignore[arg-type]
+    checked = await check_reply(TurnCalls(llm), text, KAT_Q, book, [passage_entry(1, kat)],
+                                dt.date(2024, 6, 1))
+    return checked, script
 
 
 async def test_a_sentence_its_evidence_refutes_is_withheld(chat_passages: list[Passage]
                                                            ) -> None:
     # The composer names another government than the lead's; the cloze reads "U.S." off
-    # the evidence, which states it: REFUTES, so the sentence never reaches the user and
-    # the evidence is quoted instead.
-    llm, script = scripted_llm(kat_script(
-        "The German government seized the KickassTorrents domain [1].", ["U.S."]))
-    reply = await GroundedChat(llm, FakeIndex(chat_passages), today=TODAY).respond(
-        [ChatMessage("user", KAT_Q)])
-    assert "German" not in reply.text
-    assert "The German government seized the KickassTorrents domain [1]." in \
-        reply.trace.removed
-    [check] = reply.trace.reply_checks
+    # the evidence, which states it: REFUTES, so the sentence never reaches the user.
+    checked, script = await check_kat(
+        chat_passages, "The German government seized the KickassTorrents domain [1].", ["U.S."])
+    assert checked.text == "" and checked.removed == (
+        "The German government seized the KickassTorrents domain [1].",)
+    [check] = checked.checks
     assert check.verdict == "REFUTES" and "U.S" in check.rationale
     assert "The German government seized ___ KickassTorrents domain" not in \
         script.of("fast-check")[0].user  # the blank is the name, not an article
     assert "The ___ government seized the KickassTorrents domain." in \
         script.of("fast-check")[0].user
-    assert "20 July 2016" in reply.text and reply.citations  # quoted evidence, cited
 
 
 async def test_a_sentence_the_evidence_confirms_is_kept(chat_passages: list[Passage]
                                                         ) -> None:
-    llm, _ = scripted_llm(kat_script(
-        "The U.S. government seized the KickassTorrents domain [1].", ["U.S."]))
-    reply = await GroundedChat(llm, FakeIndex(chat_passages), today=TODAY).respond(
-        [ChatMessage("user", KAT_Q)])
-    assert reply.text == "The U.S. government seized the KickassTorrents domain [1]."
-    assert [c.verdict for c in reply.trace.reply_checks] == ["SUPPORTS"]
-    assert reply.trace.removed == ()
+    checked, _ = await check_kat(
+        chat_passages, "The U.S. government seized the KickassTorrents domain [1].", ["U.S."])
+    assert checked.text == "The U.S. government seized the KickassTorrents domain [1]."
+    assert [c.verdict for c in checked.checks] == ["SUPPORTS"] and checked.removed == ()
 
 
 async def test_an_echo_is_withheld_without_a_model_call(chat_passages: list[Passage]
                                                         ) -> None:
-    llm, script = scripted_llm(kat_script("KickassTorrents did go offline [1]."))
-    reply = await GroundedChat(llm, FakeIndex(chat_passages), today=TODAY).respond(
-        [ChatMessage("user", KAT_Q)])
-    assert "KickassTorrents did go offline [1]." in reply.trace.removed
-    assert script.of("fast-check") == []  # nothing cited was left to check
-    assert "20 July 2016" in reply.text  # the evidence, quoted
+    checked, script = await check_kat(chat_passages, "KickassTorrents did go offline [1].")
+    assert checked.removed == ("KickassTorrents did go offline [1].",)
+    assert checked.echoes == ("KickassTorrents did go offline [1].",)
+    assert script.calls == []  # nothing cited was left to check
 
 
 def test_sentences_are_cut_where_the_guard_cuts_them_not_at_initials() -> None:
@@ -111,11 +108,8 @@ async def test_a_sentence_copied_from_its_evidence_is_not_checked(
     # Seen with the real model: the composer copied the KickassTorrents lead ("... seized by
     # the U. S. government") and the cloze, asked for "S" alone, read "government".
     copied = next(p.text for p in chat_passages if p.title == "KickassTorrents").split(". ")[0]
-    llm, script = scripted_llm(kat_script(f"{copied}. [1]", ["nonsense"]))
-    reply = await GroundedChat(llm, FakeIndex(chat_passages), today=TODAY).respond(
-        [ChatMessage("user", KAT_Q)])
-    assert script.of("fast-check") == []
-    assert reply.text.startswith(copied)
+    checked, script = await check_kat(chat_passages, f"{copied}. [1]", ["nonsense"])
+    assert script.calls == [] and checked.text.startswith(copied)
 
 
 def test_initials_are_one_span_and_a_common_word_is_no_name() -> None:
@@ -129,12 +123,11 @@ def test_initials_are_one_span_and_a_common_word_is_no_name() -> None:
 async def test_an_answer_no_evidence_states_is_withheld(chat_passages: list[Passage]) -> None:
     # The cloze read nothing (NOT ENOUGH INFO) and "Sweden" is in no evidence sentence:
     # seen as "located in Rome, Italy [1]" under a lead naming Eboli.
-    llm, _ = scripted_llm(kat_script("KickassTorrents went offline in Sweden [1].", [""]))
-    reply = await GroundedChat(llm, FakeIndex(chat_passages), today=TODAY).respond(
-        [ChatMessage("user", KAT_Q)])
-    assert "Sweden" not in reply.text
-    assert "KickassTorrents went offline in Sweden [1]." in reply.trace.removed
-    assert [c.verdict for c in reply.trace.reply_checks] == ["NOT ENOUGH INFO"]
+    checked, _ = await check_kat(chat_passages,
+                                 "KickassTorrents went offline in Sweden [1].", [""])
+    assert checked.text == ""
+    assert checked.removed == ("KickassTorrents went offline in Sweden [1].",)
+    assert [c.verdict for c in checked.checks] == ["NOT ENOUGH INFO"]
 
 
 def test_only_a_whole_sentence_counts_as_copied() -> None:
@@ -151,12 +144,6 @@ async def test_a_sentence_whose_value_comes_from_another_subjects_passage_is_wit
     # Full mode's held-out reply (experiments/chat_accuracy.py): "Vladimir Putin won ... [1].
     # Joe Biden won the 2024 Russian presidential election [2]." The model read "Joe Biden"
     # for the blank off the US election's lead, which does not say "Russian".
-    import datetime as dt
-
-    from freshwiki.chat import Evidence, PassageBook, TurnCalls
-    from freshwiki.chat.facts import passage_entry
-    from freshwiki.chat.reply_check import check_reply
-
     russia = Evidence("ru", "2024 Russian presidential election", (),
                       "The incumbent president Vladimir Putin won with 88% of the vote.")
     us = Evidence("us", "2024 United States presidential election", (),
@@ -186,13 +173,9 @@ def test_a_name_read_for_another_blank_counts_even_with_an_article_before_it() -
 
 
 async def test_an_uncited_sentence_is_checked_too(chat_passages: list[Passage]) -> None:
-    # The composer cites nothing (and shares too few words with any passage for the guard
-    # to cite it); the cloze reads "U.S." off the shown evidence: REFUTES, withheld.
-    llm, script = scripted_llm(kat_script("German police closed it down.", ["U.S."]))
-    reply = await GroundedChat(llm, FakeIndex(chat_passages), today=TODAY).respond(
-        [ChatMessage("user", KAT_Q)])
-    assert "German" not in reply.text
-    assert reply.trace.removed == ("German police closed it down.",)
-    [check] = reply.trace.reply_checks
+    # The composer cites nothing; the cloze reads "U.S." off the shown evidence: REFUTES.
+    checked, script = await check_kat(chat_passages, "German police closed it down.", ["U.S."])
+    assert checked.text == "" and checked.removed == ("German police closed it down.",)
+    [check] = checked.checks
     assert check.verdict == "REFUTES"
     assert "___ police closed it down." in script.of("fast-check")[0].user

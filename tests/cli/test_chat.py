@@ -92,7 +92,7 @@ def test_trace_shows_queries_facts_claims_calls_and_timings(session: Session) ->
     before, after = session.text.split("you> What is", 1)
     assert "no reply yet" in before
     trace = after.split("you> /trace", 1)[1]
-    for needle in ("trace · fast mode · today 2026-11-21", "2 LLM calls, 340 prompt + 35 "
+    for needle in ("trace · checked mode · today 2026-11-21", "2 LLM calls, 340 prompt + 35 "
                    "completion tokens, 1 cache hits, 2 passages retrieved, grounded: True",
                    "searches", "What is Clasmatocolea fasciculata?", "recent",
                    "facts kept", "claims", "The corpus describes Clasmatocolea fasciculata.",
@@ -185,7 +185,7 @@ def test_resume_continues_the_stored_history(session: Session) -> None:
     again = Session(session.engine, session.store)
     assert again.run("/trace", "second question", conversation_id=cid) == cid
     assert f'resumed conversation {cid}: 1 earlier turn(s), "first question"' in again.text
-    assert "trace · fast mode" in again.text  # the stored reply, rebuilt for /trace
+    assert "trace · checked mode" in again.text  # the stored reply, rebuilt for /trace
     history = session.engine.histories[-1]
     assert history[0] == ChatMessage("user", "first question")
     assert [m.role for m in history] == ["user", "assistant", "user"]
@@ -194,12 +194,12 @@ def test_resume_continues_the_stored_history(session: Session) -> None:
 
 # -- the real executable ------------------------------------------------------------------
 
-CLAIMS = {"claims": ["Clasmatocolea fasciculata is a liverwort found in South Africa."]}
-VERDICTS = {"answers": ["South Africa"]}  # the cloze verifier reads the value
-CHECKED = {"answers": ["South Africa"]}  # stage 8 reads it again, for the composed sentence
-# The SUPPORTED claim leads the reply; the composer continues it.
-LEAD = "Clasmatocolea fasciculata is a liverwort found in South Africa [1]."
-COMPOSED = "It grows on woody debris in South Africa [1]."
+# The checked mode: the answer, then one check call reading the value back. (Lead: "... is a
+# species of liverwort ... It is known from South Africa where it grows on woody debris.")
+ANSWER = "Clasmatocolea fasciculata is a liverwort found in South Africa. It grows on woody debris."
+CHECKED = {"answers": ["South Africa", "grows on woody debris"]}
+REPLY = ("Clasmatocolea fasciculata is a liverwort found in South Africa [1]. It grows on woody "
+         "debris [1].")
 
 
 def write_script(path: Path, *steps: Any) -> str:
@@ -229,20 +229,20 @@ def freshwiki(env: dict[str, str], *args: str, stdin: str = "",
 def test_the_executable_chats_traces_resumes_lists_and_exports(
     chat_env: dict[str, str], tmp_path: Path
 ) -> None:
-    model = write_script(tmp_path / "turn.jsonl", CLAIMS, VERDICTS, COMPOSED, CHECKED)
+    model = write_script(tmp_path / "turn.jsonl", ANSWER, CHECKED)
     run = freshwiki(chat_env, "chat", "-m", model, stdin="What is Clasmatocolea fasciculata?\n"
                     "/trace\n")
     assert run.returncode == 0, run.stderr
     # topic leads carry no edit time, so the source line names no date (not the file's mtime)
-    assert (f"you> What is Clasmatocolea fasciculata?\n{LEAD} {COMPOSED}\nSources:\n"
+    assert (f"you> What is Clasmatocolea fasciculata?\n{REPLY}\nSources:\n"
             "  [1] Clasmatocolea fasciculata\n") in run.stdout
-    assert ATTRIBUTION in run.stdout and "4 LLM calls" in run.stdout
+    assert ATTRIBUTION in run.stdout and "2 LLM calls" in run.stdout
     trace = run.stdout.split("you> /trace", 1)[1]
-    for needle in ("trace · fast mode", "searches", "verify", "facts kept", "woody debris",
-                   "SUPPORTS", "draft+claims", "compose+refine", "check", "reply checked",
-                   "timings:"):
+    for needle in ("trace · checked mode", "searches", "answer, before its check",
+                   "woody debris", "SUPPORTS", "sentences checked", "check", "timings:",
+                   "first_text"):
         assert needle in trace, needle
-    assert "freshwiki chat" in run.stderr and "fast mode" in run.stderr
+    assert "freshwiki chat" in run.stderr and "checked mode" in run.stderr
     cid = run.stdout.rsplit("--resume ", 1)[1].split("`")[0]
 
     thanks = write_script(tmp_path / "thanks.jsonl", "You're welcome!")
@@ -261,38 +261,36 @@ def test_the_executable_chats_traces_resumes_lists_and_exports(
     exported = freshwiki(chat_env, "chat", "export-traces", "--out", str(out),
                          "--conversation", cid)
     assert exported.returncode == 0, exported.stderr
-    assert "wrote 5 examples from 1 conversation(s)" in exported.stdout
+    assert "wrote 3 examples from 1 conversation(s)" in exported.stdout
     lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
-    assert [(x["stage"], x["turn"]) for x in lines] == [
-        ("draft+claims", 1), ("verify", 1), ("compose+refine", 1), ("check", 1),
-        ("compose", 2)]
+    assert [(x["stage"], x["turn"]) for x in lines] == [("answer", 1), ("check", 1),
+                                                         ("compose", 2)]
     assert all([m["role"] for m in x["messages"]] == ["system", "user", "assistant"]
                for x in lines)
-    assert json.loads(lines[0]["messages"][2]["content"]) == CLAIMS
-    assert lines[2]["messages"][2]["content"] == COMPOSED
+    assert lines[0]["messages"][2]["content"] == ANSWER
+    assert json.loads(lines[1]["messages"][2]["content"]) == CHECKED
     assert "Clasmatocolea fasciculata" in lines[1]["messages"][1]["content"]
-    assert lines[4]["conversation_id"] == cid and lines[4]["model"] == model
+    assert lines[2]["conversation_id"] == cid and lines[2]["model"] == model
 
 
 @pytest.mark.e2e
 def test_the_executable_explains_what_went_wrong(
     chat_env: dict[str, str], tmp_path: Path
 ) -> None:
-    down = write_script(tmp_path / "down.jsonl", {"error": "connection"}, CLAIMS, VERDICTS,
-                        COMPOSED, CHECKED)
+    down = write_script(tmp_path / "down.jsonl", {"error": "connection"}, ANSWER, CHECKED)
     run = freshwiki({**chat_env, "FRESHWIKI_MAX_RETRIES": "0"}, "chat", "-m", down,
                     stdin="What is Clasmatocolea fasciculata?\n"
                     "What is Clasmatocolea fasciculata?\n")
     assert run.returncode == 0, run.stderr
     assert "error: " in run.stdout and "connection dropped" in run.stdout
     assert "hint: check that the server is running" in run.stdout
-    assert COMPOSED in run.stdout  # the next turn went through
+    assert REPLY in run.stdout  # the next turn went through
     assert "Traceback" not in run.stdout + run.stderr
 
     for args, needle in [
         (["-m", f"scripted:{tmp_path / 'missing.jsonl'}"], "missing.jsonl not found"),
         (["--resume", "zzzz"], "no conversation 'zzzz'"),
-        (["--mode", "slow"], "'slow' is not fast or full"),
+        (["--mode", "slow"], "'slow' is not checked or wikichat"),
         (["-m", down, "--index", "nosuch"], "nosuch"),
     ]:
         failed = freshwiki(chat_env, "chat", *args, stdin="hi\n")
@@ -316,7 +314,7 @@ def test_the_executable_chats_with_a_real_local_model(
     assert reply.strip(), run.stdout
     assert any(said in reply for said in ("Sources:", "(the reply cites no passage",
                                           "(nothing in the corpus supported an answer)"))
-    assert "LLM calls" in run.stdout and "compose" in run.stdout
+    assert "LLM calls" in run.stdout and "answer" in run.stdout
     cid = run.stdout.rsplit("--resume ", 1)[1].split("`")[0]
     listed = json.loads(freshwiki(chat_env, "chat", "list", "--json").stdout)
     assert any(r["id"] == cid and r["model"] == "local:smollm2-135m" for r in listed)

@@ -47,7 +47,7 @@ def make_reply(question: str, evidence: Sequence[Evidence], *, today: str = "202
     """A reply citing ``evidence`` in order, with a full trace."""
     if not grounded or not evidence:
         text = "I could not find this in the corpus, so I don't know."
-        return Reply(text, (), TurnTrace("fast", today, (SearchQuery(question),)),
+        return Reply(text, (), TurnTrace("checked", today, (SearchQuery(question),)),
                      grounded=False)
     first = evidence[0]
     text = f"{first.title} is what the corpus says about that [1]."
@@ -68,7 +68,7 @@ def make_reply(question: str, evidence: Sequence[Evidence], *, today: str = "202
                     1.25, 300, 30, 120, True),
     )
     trace = TurnTrace(
-        mode="fast", today=today, queries=(SearchQuery(question, "recent"),),
+        mode="checked", today=today, queries=(SearchQuery(question, "recent"),),
         passages=tuple(evidence), facts=facts, draft=text, claims=claims,
         conflicts=(Conflict("what it is", (0, 1)),) if len(facts) > 1 else (),
         stages=stages, timings={"query": 0.5, "draft+claims": 1.25, "total": 1.75})

@@ -1,4 +1,4 @@
-"""Grounded chat: answer from the corpus, verify every claim, say "I don't know", show conflicts.
+"""Grounded chat: answer from the corpus, check every sentence, say "I don't know", show conflicts.
 
 The pipeline implements :class:`ChatEngine`; interfaces (REPL, HTTP, web page) and evaluation
 depend only on the types re-exported here.
@@ -26,12 +26,21 @@ from freshwiki.chat._types import (
     Verdict,
 )
 from freshwiki.chat.factcheck import check_reply
-from freshwiki.chat.pipeline import ChatError, GroundedChat, GroundedReplyStream
+from freshwiki.chat.pipeline import (
+    MODES,
+    ChatError,
+    GroundedChat,
+    GroundedReplyStream,
+    resolve_mode,
+)
+from freshwiki.chat.session import ChatSession, SessionTurn
 
 __all__ = [
+    "MODES",
     "ChatEngine",
     "ChatError",
     "ChatMessage",
+    "ChatSession",
     "Citation",
     "ClaimCheck",
     "Conflict",
@@ -47,9 +56,11 @@ __all__ = [
     "ReplyStream",
     "Role",
     "SearchQuery",
+    "SessionTurn",
     "StageRecord",
     "TurnCalls",
     "TurnTrace",
     "Verdict",
     "check_reply",
+    "resolve_mode",
 ]

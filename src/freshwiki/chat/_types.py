@@ -13,7 +13,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 Role = Literal["user", "assistant"]
 Verdict = Literal["SUPPORTS", "REFUTES", "NOT ENOUGH INFO"]
-Mode = Literal["full", "fast"]
+Mode = Literal["checked", "wikichat"]
 
 
 @dataclass(frozen=True)
@@ -108,7 +108,8 @@ class StageRecord:
 
     Attributes:
         stage: Stage name (``query``, ``facts``, ``draft``, ``claims``, ``verify``, ``compose``,
-            ``refine-feedback``, ``refine``, ``check``, or a fused name in fast mode such as
+            ``refine-feedback``, ``refine``, ``check``; the checked mode's ``answer`` and
+            ``check``; or a fused name of earlier versions such as
             ``draft+claims``).
         instruction: The system prompt.
         input: The user-side input the stage saw.
@@ -137,7 +138,7 @@ class StageRecord:
 
 @dataclass(frozen=True)
 class CriterionFeedback:
-    """The refiner's judgement of the composed reply on one criterion (stage 7, full mode).
+    """The refiner's judgement of the composed reply on one criterion (stage 7, ``wikichat``).
 
     Attributes:
         criterion: ``relevant``, ``natural``, ``non_repetitive`` or ``temporally_correct``.
@@ -152,7 +153,7 @@ class CriterionFeedback:
 
 @dataclass(frozen=True)
 class Refinement:
-    """What stage 7 did to the composed reply (full mode; fast mode fuses it into compose).
+    """What stage 7 did to the composed reply (``wikichat``; the checked mode has no stage 7).
 
     Attributes:
         way: ``feedback`` (scores and feedback per criterion, then a rewrite that applies
@@ -199,7 +200,7 @@ class TurnTrace:
     reply_checks: tuple[ClaimCheck, ...] = ()
     """Stage 8's verdict on each cited sentence of the composed reply."""
     refinement: Refinement | None = None
-    """Stage 7's scores, feedback and outcome (full mode with a composed reply)."""
+    """Stage 7's scores, feedback and outcome (``wikichat`` with a composed reply)."""
 
     @property
     def llm_calls(self) -> int:

@@ -37,7 +37,7 @@ def clean_claims(items: Iterable[Any], *, limit: int) -> list[str]:
 async def split_claims(
     calls: TurnCalls, history: Sequence[ChatMessage], draft: str, today: dt.date
 ) -> list[str]:
-    """Full mode: the draft's factual claims (empty for small talk or an empty draft)."""
+    """The draft's factual claims (empty for small talk or an empty draft)."""
     if not draft.strip():
         return []
     parsed = await calls.json(

@@ -1,15 +1,12 @@
-"""Stage 6: write the reply from the evidence, every statement cited; or say "I don't know".
+"""Stage 6 (``wikichat``): write the reply from the notes, every statement cited.
 
-- Full mode (``compose``): the model sees *notes* only (the facts of stage 2 and the claims
-  that stage 5 supported, each followed by its ``[n]`` citation) plus the conversation, and
-  writes a reply that uses them and nothing else. Refinement (stage 7) follows.
-- Fast mode (``compose+refine``): stages 6 and 7 fused into one streamed call. It starts
-  with the same system prompt and evidence block as the fast verifier, so llama.cpp
-  re-evaluates only the task, and its instructions include the refinement criteria.
-- Small talk (no retrieval needed, no factual claim): a short polite reply told not to
+- ``compose``: the model sees *notes* only (the facts of stage 2 and the claims that stage 5
+  supported, each followed by its ``[n]`` citation) plus the conversation, and writes a reply
+  that uses them and nothing else. Refinement (stage 7) follows.
+- Small talk (both modes) (no retrieval needed, no factual claim): a short polite reply told not to
   state facts (``compose``), so greetings are answered instead of "I don't know".
-- Nothing to go on (nothing relevant retrieved, no claim supported): a fixed template, no
-  LLM call: a model told to answer without facts still invents some. It names the topic
+- Nothing to go on (``wikichat``: nothing relevant retrieved, no claim supported): a fixed
+  template, no LLM call: a model told to answer without facts still invents some. It names the topic
   and the closest articles found, so it reads as an answer to *this* question.
 
 Disagreements found by :mod:`freshwiki.chat.conflicts` are listed in the prompt with both
@@ -35,7 +32,7 @@ def cite(book: PassageBook, passages: Sequence[Evidence], limit: int = 2) -> str
 
 def notes(facts: Sequence[Fact], supported: Sequence[ClaimCheck], book: PassageBook
           ) -> list[dict[str, str]]:
-    """Full mode's notes: facts in order, then supported claims not already among them."""
+    """The notes: facts in order, then supported claims not already among them."""
     out = [{"text": quote_data(f.text), "cite": cite(book, [f.source])} for f in facts]
     known = {n["text"].lower() for n in out}
     for check in supported:
@@ -64,34 +61,11 @@ def compose_messages(
     conflicts: Sequence[dict[str, str]],
     today: dt.date,
 ) -> list[Message]:
-    """Full mode's ``compose`` prompt."""
+    """The ``compose`` prompt."""
     return messages_for(
         prompt("compose_system"),
         prompt("compose_user", today=today.isoformat(), conversation=transcript(history[:-1]),
                message=history[-1].content, notes=note_list, conflicts=conflicts),
-    )
-
-
-def compose_fast_messages(
-    history: Sequence[ChatMessage],
-    block: Sequence[dict[str, str]],
-    supported: Sequence[ClaimCheck],
-    book: PassageBook,
-    conflicts: Sequence[dict[str, str]],
-    today: dt.date,
-    begun: str = "",
-) -> list[Message]:
-    """Fast mode's ``compose+refine`` prompt (same prefix as the fast verifier's).
-
-    ``begun``: the reply's first sentence, already shown (a verified claim); the composer
-    then writes only what follows it.
-    """
-    claims = [{"text": c.claim, "cite": cite(book, c.evidence)} for c in supported]
-    return messages_for(
-        prompt("grounded_system"),
-        prompt("compose_fast_user", today=today.isoformat(), passages=block, claims=claims,
-               conflicts=conflicts, conversation=transcript(history[:-1]),
-               message=history[-1].content, begun=begun),
     )
 
 
@@ -107,8 +81,9 @@ def extractive_reply(facts: Sequence[Fact], supported: Sequence[ClaimCheck],
                      book: PassageBook, limit: int = 3) -> str:
     """A reply quoting the evidence itself, with raw markers.
 
-    Used when the guard withheld every sentence the model wrote: the facts are known to be
-    in the passages, so quoting them is the one answer that cannot be wrong about them.
+    Used when every sentence the model wrote was withheld. The facts of stage 2 are the
+    model's summaries of their passages, so the quote goes through stage 8 like the reply
+    did before it is shown.
     """
     items = [f"{f.text.strip()} {cite(book, [f.source])}" for f in facts[:limit]]
     items += [f"{c.claim.strip()} {cite(book, c.evidence)}"
@@ -119,7 +94,7 @@ def extractive_reply(facts: Sequence[Fact], supported: Sequence[ClaimCheck],
 def dont_know(message: str, passages: Sequence[Evidence]) -> str:
     """The "I don't know" reply (template, no LLM call), naming the user's own words.
 
-    Not the query plan's: full mode's plan is the model's rewrite, and held out it once
+    Not the query plan's: ``wikichat``'s plan is the model's rewrite, and held out it once
     read "Albert Fuller studied harpsichord at the University of Cambridge", a false
     statement the template then repeated as if the user had asked it.
     """

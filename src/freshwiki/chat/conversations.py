@@ -488,8 +488,16 @@ def reply_from_dict(data: Mapping[str, Any]) -> Reply:
     a reply stored by an older version still rebuilds.
     """
     trace = data.get("trace") or {}
+
+    def check(c: Mapping[str, Any]) -> ClaimCheck:
+        return ClaimCheck(str(c["claim"]), c["verdict"],
+                          tuple(_evidence(e) for e in c.get("evidence") or ()),
+                          str(c.get("rationale", "")), str(c.get("correction", "")))
+
+    mode = str(trace.get("mode", "checked"))
     rebuilt = TurnTrace(
-        mode=trace.get("mode", "fast"),
+        # Replies stored by earlier versions name their modes "fast" and "full".
+        mode={"fast": "checked", "full": "wikichat"}.get(mode, mode),  # type: ignore[arg-type]
         today=str(trace.get("today", "")),
         queries=tuple(SearchQuery(str(q["text"]), str(q.get("time_intent", "none")),
                                   str(q.get("purpose", "answer")))
@@ -498,14 +506,13 @@ def reply_from_dict(data: Mapping[str, Any]) -> Reply:
         facts=tuple(Fact(str(f["text"]), _evidence(f["source"]))
                     for f in trace.get("facts") or ()),
         draft=trace.get("draft"),
-        claims=tuple(ClaimCheck(str(c["claim"]), c["verdict"],
-                                tuple(_evidence(e) for e in c.get("evidence") or ()),
-                                str(c.get("rationale", "")), str(c.get("correction", "")))
-                     for c in trace.get("claims") or ()),
+        claims=tuple(check(c) for c in trace.get("claims") or ()),
         conflicts=tuple(Conflict(str(c["about"]), tuple(int(i) for i in c.get("facts") or ()))
                         for c in trace.get("conflicts") or ()),
         stages=tuple(_stage(s) for s in trace.get("stages") or ()),
         timings={str(k): float(v) for k, v in (trace.get("timings") or {}).items()},
+        removed=tuple(str(r) for r in trace.get("removed") or ()),
+        reply_checks=tuple(check(c) for c in trace.get("reply_checks") or ()),
         refinement=_refinement(trace.get("refinement")),
     )
     return Reply(

@@ -5,10 +5,10 @@ checked against the corpus in stages 4-5, and only supported ones reach the repl
 pipeline answers better than retrieval alone when the question's wording misses the passage,
 without letting the model's hallucinations through.
 
-- Full mode (``draft``): a plain reply to the conversation, as the bare LLM would give it.
-- Fast mode (``draft+claims``): stages 3 and 4 fused into one JSON call that answers
-  directly as at most three self-contained claims, so no tokens go into prose that the
-  claim splitter would only take apart again. The draft in the trace is the claims joined.
+- ``draft`` (``wikichat``): a plain reply to the conversation, as the bare LLM would give it.
+- ``draft_claims``: stages 3 and 4 fused into one JSON call that answers directly as at most
+  three self-contained claims. No chat mode uses it any more; it makes the closed-book
+  drafts of the claim benchmark (``experiments/qa_data.py``).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ SCHEMA: dict[str, Any] = {
 async def draft_answer(
     calls: TurnCalls, history: Sequence[ChatMessage], today: dt.date
 ) -> str:
-    """Full mode: the model's own answer to the last message (recent turns as chat turns)."""
+    """The model's own answer to the last message (recent turns as chat turns)."""
     messages = [Message.system(prompt("draft_system", today=today.isoformat()))]
     for message in list(history)[-6:]:
         text = strip_markers(message.content)
@@ -48,7 +48,7 @@ async def draft_answer(
 async def draft_claims(
     calls: TurnCalls, history: Sequence[ChatMessage], today: dt.date
 ) -> list[str]:
-    """Fast mode: the model's own answer as self-contained claims (may be empty)."""
+    """The model's own answer as self-contained claims (may be empty)."""
     parsed = await calls.json(
         "draft+claims",
         messages_for(

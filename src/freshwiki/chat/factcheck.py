@@ -3,7 +3,7 @@
 The chat pipeline verifies its own draft; an evaluation must verify *any* system's reply with
 the same stages. This is that entry point: split the reply into claims (stage 4), search
 evidence for each claim with the claim's own time intent, and verify each claim (stage 5,
-full mode). It is public so that scorers use the stages without reaching into the chat
+as ``wikichat`` does). It is public so that scorers use the stages without reaching into the chat
 package's private modules.
 """
 

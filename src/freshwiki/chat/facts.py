@@ -1,8 +1,8 @@
 """Stage 2: keep only the parts of the retrieved passages that bear on the question.
 
-Two implementations, one per mode:
+``wikichat``'s stage 2, in two ways (``facts=``):
 
-- **Extractive** (fast mode, no LLM call): each passage is split into sentences, each
+- **Extractive** (``extractive``, no LLM call): each passage is split into sentences, each
   sentence (prefixed with its article title, so "It was founded in 2008" stays about its
   subject) is scored against the query, and the few best are kept (see
   :func:`select_sentences`), in their original order. Extracted facts are
@@ -10,12 +10,13 @@ Two implementations, one per mode:
   all-MiniLM-L6-v2 (:class:`EmbeddingScorer`) sentences of the article a question is about
   score 0.5-0.85 and sentences of unrelated articles under 0.2, hence the 0.35 threshold;
   an off-corpus question therefore keeps nothing and ends in "I don't know".
-- **LLM** (full mode, ``facts`` calls): one call per passage, concurrently (bounded by the
-  LLM client), asks for at most four short self-contained facts relevant to the question.
+- **LLM** (``llm``, the paper's way and the default; ``facts`` calls): one call per
+  passage, concurrently (bounded by the LLM client), asks for at most four short
+  self-contained facts relevant to the question.
   A small model can paraphrase wrongly or copy injected text, so a fact is kept only if
   every number it states is in its passage, most of its words are, and it does not read
   like an instruction (:func:`faithful`), and if it is relevant to the question by the
-  same scorer as the fast mode's.
+  same scorer as the extractive way's.
 """
 
 from __future__ import annotations
@@ -99,7 +100,7 @@ class EmbeddingScorer:
 
 @dataclass(frozen=True)
 class Selection:
-    """The sentences kept from one passage (fast mode)."""
+    """The sentences kept from one passage (extractive facts)."""
 
     evidence: Evidence
     sentences: tuple[str, ...]
@@ -190,13 +191,11 @@ def passage_entry(number: int, evidence: Evidence, text: str | None = None) -> d
 
 @dataclass(frozen=True)
 class Block:
-    """The fast mode's evidence, as data-block entries.
+    """A shared evidence block for the batch verifiers, as data-block entries.
 
-    ``answer`` holds the question's sentences (the facts); ``extra`` the sentences retrieved
-    for claims that are not among them (a passage can appear in both, with different
-    sentences). The verifier sees ``answer + extra``, the composer ``answer`` only (its
-    supported claims come with their own citations): both prompts start with the same
-    system prompt and the same ``answer`` entries, so llama.cpp evaluates those once.
+    ``answer`` holds the question's sentences; ``extra`` the sentences retrieved for claims
+    that are not among them (a passage can appear in both, with different sentences). The
+    claim benchmark (``experiments/claim_verification.py``) verifies its drafts against it.
     """
 
     answer: list[dict[str, str]]
@@ -208,7 +207,7 @@ class Block:
 def evidence_block(selections: Sequence[Selection], claims: Sequence[str],
                    claim_passages: Sequence[Sequence[Evidence]], book: PassageBook,
                    scorer: SentenceScorer) -> Block:
-    """The fast mode's evidence block: the question's sentences, then each claim's two best.
+    """The evidence block: the question's sentences, then each claim's two best.
 
     Args:
         selections: The sentences kept for the question (:func:`select_sentences`).
@@ -264,7 +263,7 @@ async def extract_facts(
     today: dt.date,
     scorer: SentenceScorer | None = None,
 ) -> list[Fact]:
-    """Full mode: one ``facts`` call per passage, concurrently; facts in passage order.
+    """One ``facts`` call per passage, concurrently; facts in passage order.
 
     With a ``scorer``, facts that score under its threshold against the question are
     dropped too: a small model asked for relevant facts still returns something from an

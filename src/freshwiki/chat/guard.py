@@ -94,19 +94,13 @@ class SentenceGuard:
         refuted: ``(claim, wrong values, right values)`` of each refuted claim.
         said: Earlier assistant replies: a sentence repeating one of theirs word for word
             is withheld (a follow-up was sometimes answered with the previous reply).
-        shown: Sentences of this reply already released (fast mode's verified lead): a
-            sentence adding no content word and no number to them is withheld ("... is a
-            liverwort from South Africa" after "... is a liverwort found in South Africa").
     """
 
     def __init__(self, sources: Iterable[str],
                  citable: Iterable[tuple[int, str]] = (),
                  refuted: Iterable[tuple[str, Sequence[str], Sequence[str]]] = (),
-                 said: Iterable[str] = (), shown: Iterable[str] = ()) -> None:
+                 said: Iterable[str] = ()) -> None:
         self._said = {_plain(piece) for text in said for piece in pieces(text)} - {""}
-        shown = [_MARKERS.sub(" ", text) for text in shown]
-        self._shown_words = {w for text in shown for w in content_words(text)}
-        self._shown_numbers = {n for text in shown for n in numbers_in(text)}
         self._refuted = [(set(content_words(claim)), list(wrong), list(right))
                          for claim, wrong, right in refuted]
         self.allowed: set[str] = set()
@@ -121,7 +115,7 @@ class SentenceGuard:
         sentence = _markers_last(sentence)
         numbers = numbers_in(_MARKERS.sub(" ", sentence))
         if (not numbers <= self.allowed or self._restates_refuted(sentence)
-                or _plain(sentence) in self._said or self._adds_nothing(sentence)):
+                or _plain(sentence) in self._said):
             self.removed.append(sentence.strip())
             return ""
         if _plain(sentence):  # said once is enough (a reply repeated a sentence word for word)
@@ -137,14 +131,6 @@ class SentenceGuard:
             return sentence
         body = sentence.rstrip()
         return f"{body} [{number}]{sentence[len(body):]}"
-
-    def _adds_nothing(self, sentence: str) -> bool:
-        if not self._shown_words:
-            return False
-        plain = _MARKERS.sub(" ", sentence)
-        words = set(content_words(plain))
-        return bool(words) and words <= self._shown_words and (
-            numbers_in(plain) <= self._shown_numbers)
 
     def _restates_refuted(self, sentence: str) -> bool:
         words = set(content_words(sentence))

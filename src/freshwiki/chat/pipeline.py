@@ -1,61 +1,52 @@
-"""``GroundedChat``: the grounded chat pipeline, one turn at a time (WikiChat, adapted to CPUs).
+"""``GroundedChat``: the grounded chat, one turn at a time, in one of two modes.
 
-A turn, given the conversation and today's date::
+``checked`` (the default) answers the way retrieve-then-answer does and then checks every
+sentence before it is shown (:mod:`freshwiki.chat.checked`)::
+
+    plan ─► retrieve k ─► subject covered? ── no ─► "I don't know" (no model call)
+                          │ yes
+                          ▼
+             answer call (passages + question) ─► rules per sentence (copied? values stated
+             with their subject?) ─► one check call on the same prefix (cloze reading of
+             each value, the question's premises, another passage of the same article)
+             ─► release / correct / drop each sentence ─► premise note, conflict note
+             ─► nothing released: "I don't know", naming the passages found
+
+Two calls for a first question (a follow-up adds the query call that resolves it), both on
+the same system prompt and passages, so llama.cpp evaluates the evidence once. Sentences are
+released as soon as they have passed, in the answer's order, in word-sized pieces: a
+sentence copied word for word from its passage needs no model call and can be released while
+the answer is still being written.
+
+``wikichat`` is WikiChat's staged pipeline (the paper's reference, for figures comparable with
+its tables)::
 
     ┌ 1 query (plan) ─► retrieve k ─► 2 facts ┐   two branches, run concurrently
     └ 3 draft ───────► 4 claims ──────────────┘
           ─► 5 retrieve per claim + verify ─► conflicts ─► 6 compose ─► 7 refine
           ─► sentence guard ─► 8 reply check ─► citation renumbering ─► reply
 
-Modes (LLM calls for a first question; a follow-up adds the query call in fast mode):
+Stage 2 writes its summaries with the model, as the paper does (``facts="llm"``, kept only when
+faithful to their passage); ``facts="extractive"`` copies the passages' best sentences
+instead. Stage 7 is WikiChat's refinement with feedback (``refine="feedback"``, see
+:mod:`freshwiki.chat.refine`); ``refine="plain"`` is one rewrite call without scores. Stage 8
+(:mod:`freshwiki.chat.reply_check`) withholds reply sentences that echo the question or that
+their evidence refutes. A correction of a refuted claim is used only once it has passed the
+same check itself.
 
-==========  ==================================================  ===========================
-stage       full                                                fast
-==========  ==================================================  ===========================
-1 query     JSON call (greetings: none)                         heuristics; JSON call only
-                                                                for follow-ups
-2 facts     one JSON call per passage, concurrent               extractive sentences, no call
-3+4         draft (text) then claims (JSON)                     one ``draft+claims`` JSON call
-5 verify    one JSON call per claim, concurrent                 one JSON call for all claims
-6+7         compose (text), then refine: scores + feedback      one streamed ``compose+refine``
-            (JSON), rewrite (text) unless all are 100
-8 check     one JSON call for the reply's cited sentences       the same
-==========  ==================================================  ===========================
+Mode names of earlier versions still work, with a notice: ``fast`` is ``checked``, ``full``
+is ``wikichat`` (:func:`resolve_mode`).
 
-Stage 7 in full mode is WikiChat's refinement with feedback by default (``refine="feedback"``,
-see :mod:`freshwiki.chat.refine`); ``refine="plain"`` is one rewrite call without scores.
+Outcomes: a cited reply (``grounded=True``); small talk (no retrieval wanted, no claim): a
+short polite reply without facts or citations (``grounded=True``: it claims nothing); "I
+don't know", naming the closest passages (``grounded=False``, a template, not model text).
 
-Stage 8 (:mod:`freshwiki.chat.reply_check`, cloze verifier only) withholds reply sentences
-that echo the question or that their evidence refutes: measured, every reply citing a
-passage that contradicted it came from the composer rewording verified claims.
-
-Fast mode is built for few, short calls on a CPU: 4 calls for a first question, short JSON
-outputs, and its verify and compose calls share their system prompt and evidence block so
-llama.cpp evaluates the passages once (see :mod:`freshwiki.chat.verify`). Measured on the
-shared 2-core machine under load with Qwen2.5-Coder-1.5B: ~10-13 s per turn (~750-1000
-prompt tokens, about half reused; ~80-100 generated), full mode ~100+ s.
-
-The final text passes a :class:`SentenceGuard` (a sentence stating a number no evidence
-states is withheld, see :mod:`freshwiki.chat.guard`) and a :class:`CitationRewriter`
-(markers renumbered 1..n by first use, dangling ones removed). Nothing is shown that might
-have to be taken back: in fast mode the reply opens with the first claim stage 5 SUPPORTED,
-released as soon as it is verified (before the composer starts), and the composer only
-continues it; what the composer writes is released once stage 8 has checked it. The
-streamed text is exactly :attr:`Reply.text`. Disagreements found among the
-facts (:mod:`freshwiki.chat.conflicts`) are put to the composer, and a note giving both
-values with both citations is appended if its reply does not.
-
-Outcomes: a cited reply (``grounded=True``); small talk (no retrieval wanted, no claim):
-a short polite reply without facts or citations (``grounded=True``: it claims nothing);
-nothing relevant retrieved and no claim supported: the "I don't know" template
-(``grounded=False``, no LLM call). Only the last one has ``grounded=False``.
-
-Every turn returns a :class:`TurnTrace`: queries (answer and per-claim), all passages (by
-their turn number, which is also what the prompts call them), facts, the draft, claims
-with verdicts and evidence, conflicts, one :class:`StageRecord` per LLM call, seconds per
-stage, and withheld sentences. Stages of the two concurrent branches overlap in time, so
-their timings add up to more than ``total``. LLM-call latencies include waiting for the
-client's concurrency slot (one at a time for local models).
+Every turn returns a :class:`TurnTrace`: queries, all passages (by their turn number, which is
+also what the prompts call them), facts, the draft (checked mode: the answer before its
+check), claims and sentence checks with verdicts and evidence, conflicts, one
+:class:`StageRecord` per LLM call, seconds per stage (``first_text``: until the first
+released text), and withheld sentences. LLM-call latencies include waiting for the client's
+concurrency slot (one at a time for local models).
 """
 
 from __future__ import annotations
@@ -69,11 +60,19 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Literal
 
+from freshwiki.chat import checked as ck
 from freshwiki.chat._calls import TurnCalls
-from freshwiki.chat._evidence import PassageBook, SearchIndex, neutralise, to_evidence
+from freshwiki.chat._evidence import (
+    PassageBook,
+    SearchIndex,
+    content_words,
+    neutralise,
+    to_evidence,
+)
 from freshwiki.chat._types import (
     ChatMessage,
     ClaimCheck,
+    Conflict,
     CriterionFeedback,
     Evidence,
     Fact,
@@ -86,8 +85,6 @@ from freshwiki.chat._types import (
 from freshwiki.chat.citations import CitationRewriter
 from freshwiki.chat.claims import split_claims
 from freshwiki.chat.compose import (
-    cite,
-    compose_fast_messages,
     compose_messages,
     conflict_entries,
     dont_know,
@@ -97,14 +94,13 @@ from freshwiki.chat.compose import (
 )
 from freshwiki.chat.conflicts import Finding, conflict_note, detect_conflicts, stated
 from freshwiki.chat.conversations import check_message
-from freshwiki.chat.draft import draft_answer, draft_claims
+from freshwiki.chat.coverage import coverage
+from freshwiki.chat.draft import draft_answer
 from freshwiki.chat.facts import (
-    Block,
     EmbeddingScorer,
     LexicalScorer,
     Selection,
     SentenceScorer,
-    evidence_block,
     extract_facts,
     facts_of,
     passage_entry,
@@ -123,20 +119,44 @@ from freshwiki.chat.refine import (
     score_reply,
 )
 from freshwiki.chat.reply_check import check_reply
-from freshwiki.chat.verify import check_batch, check_each, focus_of, hidden, key_spans
+from freshwiki.chat.verify import check_each, focus_of, key_spans
 from freshwiki.chat.verify import stated as states
-from freshwiki.chat.verify_legacy import verify_batch, verify_each
+from freshwiki.chat.verify_legacy import verify_each
+from freshwiki.corpus import split_sentences
 from freshwiki.errors import FreshwikiError
 from freshwiki.llm import LLM, Message
 from freshwiki.retrieval import HybridIndex
 
-MODES: tuple[Mode, ...] = ("full", "fast")
+MODES: tuple[Mode, ...] = ("checked", "wikichat")
+MODE_ALIASES: dict[str, Mode] = {"fast": "checked", "full": "wikichat"}
+"""Names of earlier versions: ``fast`` answered through a fused draft-verify-compose chain,
+``full`` ran every stage on its own (today's ``wikichat``)."""
 Verifier = Literal["cloze", "legacy"]
 VERIFIERS: tuple[Verifier, ...] = ("cloze", "legacy")
+FactsWay = Literal["llm", "extractive"]
+FACTS_WAYS: tuple[FactsWay, ...] = ("llm", "extractive")
 
 
 class ChatError(FreshwikiError):
     """A chat turn cannot start (empty conversation, bad date, bad option)."""
+
+
+def resolve_mode(name: str) -> tuple[Mode, str]:
+    """The mode a name means, and a notice when it is an old name (``""`` otherwise).
+
+    Raises:
+        ChatError: an unknown name.
+    """
+    if name in MODES:
+        return name, ""
+    if name in MODE_ALIASES:
+        mode = MODE_ALIASES[name]
+        what = ("answers first, then checks each sentence" if mode == "checked"
+                else "WikiChat's staged pipeline")
+        return mode, f"mode {name!r} is now called {mode!r} ({what})"
+    raise ChatError(f"unknown chat mode {name!r}",
+                    hint="use 'checked' (the default) or 'wikichat' "
+                         "('fast' and 'full' are their old names).")
 
 
 @dataclass
@@ -146,6 +166,7 @@ class _Turn:
     history: tuple[ChatMessage, ...]
     today: dt.date
     calls: TurnCalls
+    started: float = field(default_factory=time.perf_counter)
     book: PassageBook = field(default_factory=PassageBook)
     queries: list[SearchQuery] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
@@ -157,14 +178,15 @@ class _Turn:
     claims: list[str] = field(default_factory=list)
     claim_evidence: list[list[Evidence]] = field(default_factory=list)
     checks: list[ClaimCheck] = field(default_factory=list)
+    corrections: list[ClaimCheck] = field(default_factory=list)
     reply_checks: list[ClaimCheck] = field(default_factory=list)
-    block: Block | None = None
     findings: list[Finding] = field(default_factory=list)
     rewriter: CitationRewriter = field(default_factory=lambda: CitationRewriter(_nowhere))
     guard: SentenceGuard = field(default_factory=lambda: SentenceGuard(()))
     grounded: bool = True
     text: list[str] = field(default_factory=list)
     refinement: Refinement | None = None
+    removed: list[str] = field(default_factory=list)
 
     def timed(self, stage: str, started: float) -> None:
         """Add the seconds since ``started`` to ``stage``."""
@@ -172,6 +194,8 @@ class _Turn:
 
     def emit(self, text: str) -> str:
         """Keep ``text`` as part of the reply and return it (for ``yield``)."""
+        if text and "first_text" not in self.timings and text.strip():
+            self.timings["first_text"] = time.perf_counter() - self.started
         self.text.append(text)
         return text
 
@@ -207,32 +231,35 @@ class GroundedReplyStream:
 
 
 class GroundedChat:
-    """Answers from the corpus, verifying every claim; see the module docstring.
+    """Answers from the corpus; see the module docstring.
 
     One engine serves any number of conversations and concurrent turns: all per-turn
     state lives in the turn.
 
     Args:
-        llm: The model for every stage.
+        llm: The model for every call.
         index: The passages to answer from (a :class:`HybridIndex`, or anything with its
             ``search``).
-        mode: ``fast`` (few, short calls; for CPUs) or ``full`` (one call per step).
+        mode: ``checked`` (answer, then check; the default) or ``wikichat`` (the staged
+            pipeline). ``fast`` and ``full``, the old names, are accepted (see
+            :func:`resolve_mode`; :attr:`notice` says so).
         k: Passages retrieved for the question.
         today: ISO date used when a call gives none (default: the real date, per turn).
-        claim_k: Passages retrieved per claim (default 3 in full mode, 2 in fast mode).
-        scorer: How the fast mode scores sentences (default: the index's embedder, else
+        claim_k: Passages retrieved per claim (``wikichat``; default 3).
+        scorer: How sentences are scored for relevance (default: the index's embedder, else
             word overlap).
-        verifier: ``cloze`` (the model reads values off evidence sentences, rules compare
-            them with the claim; :mod:`freshwiki.chat.verify`) or ``legacy`` (the model's
-            own verdict on whole passages; :mod:`freshwiki.chat.verify_legacy`).
-        refine: Full mode's stage 7: ``feedback`` (WikiChat's: scores and feedback per
-            criterion, then a rewrite applying them; :mod:`freshwiki.chat.refine`) or
-            ``plain`` (one rewrite call by the same criteria, no scores). Fast mode fuses
-            stages 6 and 7 into one call either way.
+        verifier: ``wikichat``'s stage 5: ``cloze`` (the model reads values off evidence
+            sentences, rules compare them with the claim; :mod:`freshwiki.chat.verify`) or
+            ``legacy`` (the model's own verdict on whole passages;
+            :mod:`freshwiki.chat.verify_legacy`).
+        refine: ``wikichat``'s stage 7: ``feedback`` (scores and feedback per criterion, then
+            a rewrite applying them) or ``plain`` (one rewrite call, no scores).
+        facts: ``wikichat``'s stage 2: ``llm`` (summaries written by the model, as the paper
+            does) or ``extractive`` (the passages' best sentences, copied).
 
     Raises:
-        ChatError: for an unknown mode, verifier or refine way, ``k`` or ``claim_k`` below
-            1, or a bad date.
+        ChatError: for an unknown mode, verifier, refine or facts way, ``k`` or ``claim_k``
+            below 1, or a bad date.
     """
 
     def __init__(
@@ -240,29 +267,32 @@ class GroundedChat:
         llm: LLM,
         index: SearchIndex,
         *,
-        mode: Mode = "fast",
+        mode: str = "checked",
         k: int = 5,
         today: str | None = None,
         claim_k: int | None = None,
         scorer: SentenceScorer | None = None,
         verifier: Verifier = "cloze",
         refine: RefineWay = "feedback",
+        facts: FactsWay = "llm",
     ) -> None:
-        if mode not in MODES:
-            raise ChatError(f"unknown chat mode {mode!r}", hint="use 'fast' or 'full'.")
+        resolved, self.notice = resolve_mode(mode)
         if k < 1 or (claim_k is not None and claim_k < 1):
             raise ChatError(f"k and claim_k must be at least 1, got k={k}, claim_k={claim_k}")
         if verifier not in VERIFIERS:
             raise ChatError(f"unknown verifier {verifier!r}", hint="use 'cloze' or 'legacy'.")
         if refine not in REFINE_WAYS:
             raise ChatError(f"unknown refine way {refine!r}", hint="use 'feedback' or 'plain'.")
+        if facts not in FACTS_WAYS:
+            raise ChatError(f"unknown facts way {facts!r}", hint="use 'llm' or 'extractive'.")
         self.verifier: Verifier = verifier
         self.refine: RefineWay = refine
+        self.facts: FactsWay = facts
         self.llm = llm
         self.index = index
-        self.mode: Mode = mode
+        self.mode: Mode = resolved
         self.k = k
-        self.claim_k = claim_k or (3 if mode == "full" else 2)
+        self.claim_k = claim_k or 3
         self.today = _parse_day(today) if today is not None else None
         if scorer is None:
             scorer = (EmbeddingScorer(index.embedder) if isinstance(index, HybridIndex)
@@ -307,25 +337,19 @@ class GroundedChat:
     # -- the turn ------------------------------------------------------------------------
 
     async def _run(self, turn: _Turn) -> AsyncIterator[str | Reply]:
-        started = time.perf_counter()
         heuristic = heuristic_plan(turn.history, turn.today)
-        if not heuristic.search:  # small talk: nothing to retrieve, draft or verify
+        if not heuristic.search:  # small talk: nothing to retrieve, answer or check
             turn.plan = heuristic
-            path = "smalltalk"
+            async for delta in self._smalltalk(turn):
+                yield delta
+        elif self.mode == "checked":
+            async for delta in self._checked_turn(turn):
+                yield delta
         else:
-            await _together(self._evidence_branch(turn), self._draft_branch(turn))
-            await self._verify(turn)
-            turn.findings = detect_conflicts(turn.facts, _question(turn))
-            plan = turn.plan or heuristic
-            if not plan.search and not turn.claims:
-                path = "smalltalk"
-            elif not turn.facts and not self._usable(turn):
-                path = "dont_know"
-            else:
-                path = "compose"
-        async for delta in self._final(turn, path):
-            yield delta
-        turn.timings["total"] = time.perf_counter() - started
+            async for delta in self._wikichat_turn(turn, heuristic):
+                yield delta
+        turn.rewriter.finish()
+        turn.timings["total"] = time.perf_counter() - turn.started
         yield Reply(
             text="".join(turn.text),
             citations=turn.rewriter.citations,
@@ -340,12 +364,185 @@ class GroundedChat:
                 conflicts=tuple(f.conflict for f in turn.findings),
                 stages=tuple(turn.calls.records),
                 timings=dict(turn.timings),
-                removed=tuple(turn.guard.removed),
+                removed=tuple([*turn.removed, *turn.guard.removed]),
                 reply_checks=tuple(turn.reply_checks),
                 refinement=turn.refinement,
             ),
             grounded=turn.grounded,
         )
+
+    async def _smalltalk(self, turn: _Turn) -> AsyncIterator[str]:
+        started = time.perf_counter()
+        conversation = [m.content for m in turn.history] + [turn.today.isoformat()]
+        turn.guard = SentenceGuard(conversation)
+        async for delta in self._streamed(
+            turn, "compose", smalltalk_messages(turn.history, turn.today), 80
+        ):
+            yield delta
+        turn.timed("compose", started)
+
+    # -- checked mode --------------------------------------------------------------------
+
+    async def _checked_turn(self, turn: _Turn) -> AsyncIterator[str]:
+        """Answer, then check (see :mod:`freshwiki.chat.checked`)."""
+        started = time.perf_counter()
+        turn.plan = plan = await plan_query(turn.calls, turn.history, turn.today,
+                                            use_llm=len(turn.history) > 1)
+        turn.timed("query", started)
+        if not plan.search:
+            async for delta in self._smalltalk(turn):
+                yield delta
+            return
+        message = turn.history[-1].content.strip()
+        # A follow-up's stand-alone form names what "it" was: the checks read that.
+        question = plan.query if plan.how == "llm" and len(turn.history) > 1 else message
+        started = time.perf_counter()
+        passages = await self._search(turn, plan.query, self.k, plan.time_intent, "answer")
+        turn.answer_passages = passages
+        turn.timed("retrieve", started)
+        turn.rewriter = CitationRewriter(turn.book.get)
+        if not passages:
+            yield self._abstain(turn, "no_passages", question, (), ())
+            return
+        covered = coverage(question, passages)
+        if not covered.covered:
+            yield self._abstain(turn, "subject", question, covered.missing, passages)
+            return
+        entries = ck.passage_entries(passages, turn.book)
+        premises = ck.premise_lines(question, covered)
+        checks: list[ck.SentenceCheck] = []
+        released = 0
+        # The answer streams in; each finished sentence goes through the rules at once, and
+        # the ones they settle (copied, or dropped) are released or skipped while the model
+        # is still writing, unless a premise is in doubt (its note must come first).
+        started = time.perf_counter()
+        answer: list[str] = []
+        async for delta in turn.calls.stream("answer", ck.answer_messages(
+                turn.history, entries, turn.today), max_tokens=ck.ANSWER_TOKENS):
+            answer.append(delta)
+            if premises:
+                continue
+            done = ck.split_answer("".join(answer), question)[:-1]  # the last may go on
+            for check in done[len(checks):]:
+                ck.apply_rules([check], question, passages, turn.book)
+                checks.append(check)
+            while released < len(checks) and checks[released].status != "pending":
+                for piece in self._release(turn, checks[released]):
+                    yield piece
+                released += 1
+        turn.draft = "".join(answer).strip()
+        turn.timed("answer", started)
+        final = ck.split_answer(turn.draft, question)
+        for check in final[len(checks):]:
+            ck.apply_rules([check], question, passages, turn.book)
+            checks.append(check)
+        if len(final) < len(checks):  # the last sentence grew after the rules saw it
+            checks = checks[:len(final)]
+        started = time.perf_counter()
+        lines = [*ck.value_lines(checks, question), *premises,
+                 *ck.other_line(checks, question, passages, turn.book)][:ck.MAX_LINES]
+        read = await ck.read_lines(turn.calls, entries, turn.today, lines)
+        ck.settle(checks, lines, read, question, passages, turn.book)
+        premise = ck.refuted_premise(lines, read, question, covered)
+        turn.timed("check", started)
+        turn.reply_checks = [c.as_check() for c in checks]
+        if premise is not None:
+            turn.checks.append(ClaimCheck(
+                f"the question assumes {premise.assumed!r}", "REFUTES", (premise.evidence,),
+                f"the passage gives {premise.found!r}", correction=premise.found))
+            for check in checks[released:]:  # answer sentences built on the false premise
+                if check.status in ("released", "corrected") and states(
+                        premise.assumed, check.released) and not states(
+                        premise.found, check.released):
+                    check.status, check.reason = "dropped", "restates the refuted premise"
+            if released == 0:
+                for piece in self._pieces(turn, ck.premise_note(premise, turn.book) + "."):
+                    yield piece
+        for check in checks[released:]:
+            for piece in self._release(turn, check):
+                yield piece
+        for check in checks:
+            if check.status in ("dropped", "abstain"):
+                turn.removed.append(check.raw)
+        if not "".join(turn.text).strip():
+            yield self._abstain(turn, "fact", question, (), covered.about)
+            return
+        for note in self._conflict_notes(turn, checks, lines, read, question, covered.about):
+            for piece in self._pieces(turn, note):
+                yield piece
+
+    def _release(self, turn: _Turn, check: ck.SentenceCheck) -> list[str]:
+        """The pieces to show for a settled sentence (none if it was not released)."""
+        if check.status not in ("copied", "released", "corrected") or not check.released:
+            return []
+        gap = " " if "".join(turn.text).strip() else ""
+        return self._pieces(turn, gap + check.released)
+
+    @staticmethod
+    def _pieces(turn: _Turn, text: str) -> list[str]:
+        """``text`` through the citation rewriter, in word-sized pieces (each emitted)."""
+        out = []
+        for word in re.findall(r"\s*\S+", text):
+            shown = turn.rewriter.feed(word)
+            if shown:
+                out.append(turn.emit(shown))
+        return out
+
+    def _abstain(self, turn: _Turn, reason: Literal["no_passages", "subject", "fact"],
+                 question: str, missing: Sequence[str], passages: Sequence[Evidence]) -> str:
+        """The "I don't know" reply (a template), emitted whole."""
+        turn.grounded = False
+        return turn.emit(ck.abstain_text(reason, question, missing, passages))
+
+    def _conflict_notes(self, turn: _Turn, checks: Sequence[ck.SentenceCheck],
+                        lines: Sequence[ck.Line], read: Sequence[str], question: str,
+                        about: Sequence[Evidence]) -> list[str]:
+        """Notes giving both values when passages about the subject disagree on what was asked.
+
+        Two ways to find a disagreement: the check call's reading of a second passage of the
+        same article (names, phrases, anything), and the date and number detector
+        (:mod:`freshwiki.chat.conflicts`) over the sentences of the passages about the subject
+        that share a word with the question.
+        """
+        wanted = set(content_words(question))
+        turn.facts = [Fact(s.text, e) for e in list(about)[:3]
+                      for s in split_sentences(e.text) if wanted & set(content_words(s.text))]
+        turn.findings = detect_conflicts(turn.facts, question)
+        notes_out = []
+        found = ck.disagreement(checks, lines, read)
+        if found is not None:
+            notes_out.append("\n\n" + ck.disagreement_note(found, turn.book))
+            turn.facts += [Fact(found.value, found.evidence), Fact(found.other_value, found.other)]
+            turn.findings.append(Finding(
+                _conflict(len(turn.facts) - 2, len(turn.facts) - 1, question),
+                (found.value, found.other_value), (frozenset(), frozenset())))
+            return notes_out
+        for finding in turn.findings:
+            i, j = finding.conflict.facts
+            pair = (turn.book.number(turn.facts[i].source), turn.book.number(turn.facts[j].source))
+            if not stated(finding, turn.rewriter.raw, pair):
+                notes_out.append("\n\n" + conflict_note(finding, pair))
+        return notes_out
+
+    # -- wikichat mode -------------------------------------------------------------------
+
+    async def _wikichat_turn(self, turn: _Turn, heuristic: QueryPlan) -> AsyncIterator[str]:
+        await _together(self._evidence_branch(turn), self._draft_branch(turn))
+        await self._verify(turn)
+        turn.findings = detect_conflicts(turn.facts, _question(turn))
+        plan = turn.plan or heuristic
+        if not plan.search and not turn.claims:
+            async for delta in self._smalltalk(turn):
+                yield delta
+            return
+        if not turn.facts and not self._usable(turn):
+            turn.grounded = False
+            turn.rewriter = CitationRewriter(_nowhere)
+            yield turn.emit(turn.rewriter.rewrite(
+                dont_know(turn.history[-1].content, turn.answer_passages)))
+            return
+        async for delta in self._compose_wikichat(turn):
+            yield delta
 
     @staticmethod
     def _supported(turn: _Turn) -> list[ClaimCheck]:
@@ -353,10 +550,8 @@ class GroundedChat:
 
     @classmethod
     def _usable(cls, turn: _Turn) -> list[ClaimCheck]:
-        """Supported claims, then refuted ones as the evidence states them (corrections)."""
-        fixed = [ClaimCheck(c.correction, "SUPPORTS", c.evidence, f"corrects: {c.claim}")
-                 for c in turn.checks if c.verdict == "REFUTES" and c.correction]
-        return cls._supported(turn) + fixed
+        """Supported claims, then corrections of refuted ones that passed their own check."""
+        return cls._supported(turn) + list(turn.corrections)
 
     @staticmethod
     def _refuted(turn: _Turn) -> list[tuple[str, list[str], list[str]]]:
@@ -372,37 +567,10 @@ class GroundedChat:
             out.append((check.claim, wrong, right))
         return out
 
-    async def _lead(self, turn: _Turn, block: Block) -> ClaimCheck | None:
-        """Fast mode's first sentence: a verified claim that answers something, or none.
-
-        The first claim stage 5 judged SUPPORTS as written, with a value the question did not
-        give; else the first correction (a refuted claim with the evidence's value put in),
-        once a cloze call on the same evidence block has SUPPORTED the corrected sentence
-        itself (the closed-book draft is usually wrong, so most answers are corrections).
-        Never when sources disagree: both sides go together, in the composed reply.
-        """
-        if turn.findings:
-            return None
-        question = turn.history[-1].content
-        for check in turn.checks:
-            if (check.verdict == "SUPPORTS" and check.evidence
-                    and focus_of(check.claim, question)):
-                return check
-        for check in turn.checks:
-            if (check.verdict == "REFUTES" and check.correction and check.evidence
-                    and focus_of(check.correction, question)):
-                [again] = await check_batch(
-                    turn.calls, [check.correction], [check.evidence], turn.book,
-                    block.answer + block.extra, turn.today, question=question, stage="check")
-                turn.reply_checks.append(again)
-                return again if again.verdict == "SUPPORTS" and again.evidence else None
-        return None
-
     async def _evidence_branch(self, turn: _Turn) -> None:
         """Stages 1-2."""
         started = time.perf_counter()
-        use_llm = self.mode == "full" or len(turn.history) > 1
-        turn.plan = await plan_query(turn.calls, turn.history, turn.today, use_llm=use_llm)
+        turn.plan = await plan_query(turn.calls, turn.history, turn.today, use_llm=True)
         turn.timed("query", started)
         if not turn.plan.search:
             return
@@ -411,7 +579,7 @@ class GroundedChat:
                                                   turn.plan.time_intent, "answer")
         turn.timed("retrieve", started)
         started = time.perf_counter()
-        if self.mode == "full":
+        if self.facts == "llm":
             facts = await extract_facts(turn.calls, _question(turn), turn.book,
                                         turn.answer_passages, turn.today, self.scorer)
             turn.facts = [f for f in facts if _names_only_its_source(f)]
@@ -425,16 +593,11 @@ class GroundedChat:
     async def _draft_branch(self, turn: _Turn) -> None:
         """Stages 3-4."""
         started = time.perf_counter()
-        if self.mode == "full":
-            turn.draft = await draft_answer(turn.calls, turn.history, turn.today)
-            turn.timed("draft", started)
-            started = time.perf_counter()
-            turn.claims = await split_claims(turn.calls, turn.history, turn.draft, turn.today)
-            turn.timed("claims", started)
-        else:
-            turn.claims = await draft_claims(turn.calls, turn.history, turn.today)
-            turn.draft = " ".join(turn.claims)
-            turn.timed("draft+claims", started)
+        turn.draft = await draft_answer(turn.calls, turn.history, turn.today)
+        turn.timed("draft", started)
+        started = time.perf_counter()
+        turn.claims = await split_claims(turn.calls, turn.history, turn.draft, turn.today)
+        turn.timed("claims", started)
 
     async def _search(self, turn: _Turn, query: str, k: int, intent: str, purpose: str
                       ) -> list[Evidence]:
@@ -446,7 +609,7 @@ class GroundedChat:
         return found
 
     async def _verify(self, turn: _Turn) -> None:
-        """Stage 5: evidence per claim, then verdicts."""
+        """Stage 5: evidence per claim, verdicts, then the corrections' own check."""
         if not turn.claims:
             return
         started = time.perf_counter()
@@ -454,112 +617,66 @@ class GroundedChat:
             turn.claim_evidence.append(await self._search(
                 turn, claim, self.claim_k, time_intent_of(claim, turn.today), "verify"))
         question = turn.history[-1].content
-        if self.mode == "full" and self.verifier == "legacy":
+        if self.verifier == "legacy":
             turn.checks = await verify_each(turn.calls, turn.claims, turn.claim_evidence,
                                             turn.book, turn.today)
-        elif self.mode == "full":
+        else:
             turn.checks = await check_each(turn.calls, turn.claims, turn.claim_evidence,
                                            turn.book, turn.today, self.scorer,
                                            question=question)
-        elif self.verifier == "legacy":
-            block = await self._fast_block(turn)
-            turn.checks = await verify_batch(turn.calls, turn.claims, turn.claim_evidence,
-                                             turn.book, block.answer + block.extra,
-                                             block.shown, turn.today)
-        else:
-            block = await self._fast_block(turn)
-            turn.checks = await check_batch(turn.calls, turn.claims, turn.claim_evidence,
-                                            turn.book, block.answer + block.extra, turn.today,
-                                            question=question)
+            # A refuted claim's correction ("... won by Australia") is itself a claim: it is
+            # used only once the same check supports it (it used to be handed on unchecked).
+            refuted = [c for c in turn.checks if c.verdict == "REFUTES" and c.correction]
+            if refuted:
+                again = await check_each(turn.calls, [c.correction for c in refuted],
+                                         [list(c.evidence) for c in refuted], turn.book,
+                                         turn.today, self.scorer, question=question)
+                turn.corrections = [
+                    ClaimCheck(a.claim, "SUPPORTS", a.evidence, f"corrects: {c.claim}")
+                    for c, a in zip(refuted, again, strict=True) if a.verdict == "SUPPORTS"]
         turn.timed("verify", started)
 
-    async def _fast_block(self, turn: _Turn) -> Block:
-        """The fast mode's evidence block, built once per turn (see :class:`Block`)."""
-        if turn.block is None:
-            turn.block = await asyncio.to_thread(self._build_block, turn)
-        return turn.block
-
-    def _build_block(self, turn: _Turn) -> Block:
-        question = turn.history[-1].content
-        return evidence_block(turn.selections, [hidden(c, question) for c in turn.claims],
-                              turn.claim_evidence, turn.book, self.scorer)
-
-    # -- the final stage -----------------------------------------------------------------
-
-    async def _final(self, turn: _Turn, path: str) -> AsyncIterator[str]:
-        """Stages 6-7, small talk, or "I don't know", streamed through guard and rewriter."""
+    async def _compose_wikichat(self, turn: _Turn) -> AsyncIterator[str]:
+        """Stages 6-8, streamed through guard and rewriter."""
         started = time.perf_counter()
         conversation = [m.content for m in turn.history] + [turn.today.isoformat()]
-        if path == "dont_know":
-            turn.grounded = False
-            text = dont_know(turn.history[-1].content, turn.answer_passages)
-            yield turn.emit(turn.rewriter.rewrite(text))
-            turn.timed("compose", started)
-            return
-        if path == "smalltalk":
-            turn.guard = SentenceGuard(conversation)
-            async for delta in self._streamed(
-                turn, "compose", smalltalk_messages(turn.history, turn.today), 80
-            ):
-                yield delta
-            turn.timed("compose", started)
-            return
         supported = self._usable(turn)
         refuted = self._refuted(turn)
         said = [m.content for m in turn.history[:-1] if m.role == "assistant"]
         conflicts = conflict_entries(turn.findings, turn.facts, turn.book)
         evidence = [f.text for f in turn.facts] + [c.claim for c in supported]
-        if self.mode == "full":
-            note_list = notes(turn.facts, supported, turn.book)
-            allowed = {int(n) for note in note_list for n in re.findall(r"\d+", note["cite"])}
-            turn.rewriter = CitationRewriter(_lookup(turn.book, allowed))
-            turn.guard = SentenceGuard(
-                [*evidence, *conversation],
-                [(int(n), note["text"]) for note in note_list
-                 for n in re.findall(r"\d+", note["cite"])[:1]], refuted, said)
-            composed = await turn.calls.text(
-                "compose", compose_messages(turn.history, note_list, conflicts, turn.today),
-                max_tokens=300)
-            turn.timed("compose", started)
-            started = time.perf_counter()
-            refined = await self._refined(turn, composed)
-            if not refined.strip():  # no usable rewrite: the composed reply goes on
-                refined = turn.guard.feed(composed) + turn.guard.finish()
-            turn.timed("refine", started)
-            cited = [e for e in turn.book.passages if turn.book.number(e) in allowed]
-            entries = [passage_entry(turn.book.number(e), e) for e in cited]
-            async for delta in self._checked(turn, refined, entries):
-                yield delta
-        else:
-            block = await self._fast_block(turn)
-            lead = await self._lead(turn, block)
-            allowed = {int(entry["number"]) for entry in block.answer}
-            allowed |= {turn.book.number(e) for c in supported for e in c.evidence[:2]}
-            allowed |= {turn.book.number(e) for e in (lead.evidence[:1] if lead else ())}
-            turn.rewriter = CitationRewriter(_lookup(turn.book, allowed))
-            turn.guard = SentenceGuard(
-                [*(entry["text"] for entry in block.answer), *evidence, *conversation],
-                [(int(entry["number"]), entry["text"]) for entry in block.answer]
-                + [(turn.book.number(c.evidence[0]), c.claim) for c in supported
-                   if c.evidence], refuted, said, [lead.claim] if lead else [])
-            if lead is not None:
-                # Released before the composer starts: this very sentence has been verified
-                # against this very evidence (stage 5, or the lead's own cloze call for a
-                # correction), so the answer shows while the rest is written and checked.
-                claim = lead.claim.strip()
-                stop = claim[-1] if claim[-1] in ".!" else "."
-                yield turn.emit(turn.rewriter.feed(
-                    f"{claim.rstrip('.!')} {cite(turn.book, lead.evidence[:1])}{stop}"))
-            messages = compose_fast_messages(turn.history, block.answer, supported, turn.book,
-                                             conflicts, turn.today,
-                                             begun=lead.claim if lead else "")
-            composed = await self._guarded(turn, "compose+refine", messages, 300)
-            turn.timed("compose+refine", started)
-            async for delta in self._checked(turn, composed, block.answer + block.extra):
-                yield delta
-        if not "".join(turn.text).strip():  # every sentence withheld: quote the evidence
+        note_list = notes(turn.facts, supported, turn.book)
+        allowed = {int(n) for note in note_list for n in re.findall(r"\d+", note["cite"])}
+        turn.rewriter = CitationRewriter(_lookup(turn.book, allowed))
+        turn.guard = SentenceGuard(
+            [*evidence, *conversation],
+            [(int(n), note["text"]) for note in note_list
+             for n in re.findall(r"\d+", note["cite"])[:1]], refuted, said)
+        composed = await turn.calls.text(
+            "compose", compose_messages(turn.history, note_list, conflicts, turn.today),
+            max_tokens=300)
+        turn.timed("compose", started)
+        started = time.perf_counter()
+        refined = await self._refined(turn, composed)
+        if not refined.strip():  # no usable rewrite: the composed reply goes on
+            refined = turn.guard.feed(composed) + turn.guard.finish()
+        turn.timed("refine", started)
+        cited = [e for e in turn.book.passages if turn.book.number(e) in allowed]
+        entries = [passage_entry(turn.book.number(e), e) for e in cited]
+        async for delta in self._checked(turn, refined, entries):
+            yield delta
+        if not "".join(turn.text).strip():
+            # Every sentence withheld: quote the evidence, through the same check (a fact
+            # of stage 2 is the model's summary, not the passage's words).
             fallback = extractive_reply(turn.facts, self._supported(turn), turn.book)
-            yield turn.emit(turn.rewriter.feed(fallback))
+            async for delta in self._checked(turn, fallback.removeprefix("From the sources: "),
+                                             entries):
+                yield delta
+        if not "".join(turn.text).strip():
+            turn.grounded = False
+            yield turn.emit(turn.rewriter.rewrite(
+                dont_know(turn.history[-1].content, turn.answer_passages)))
+            return
         for finding in turn.findings:
             i, j = finding.conflict.facts
             pair = (turn.book.number(turn.facts[i].source),
@@ -567,10 +684,9 @@ class GroundedChat:
             if not stated(finding, turn.rewriter.raw, pair):
                 note = turn.rewriter.feed("\n\n" + conflict_note(finding, pair))
                 yield turn.emit(note)
-        turn.rewriter.finish()
 
     async def _refined(self, turn: _Turn, composed: str) -> str:
-        """Full mode's stage 7: the rewrite through the guard, or ``""`` to keep ``composed``.
+        """Stage 7: the rewrite through the guard, or ``""`` to keep ``composed``.
 
         Sets ``turn.refinement``. The ``feedback`` way rewrites only when a criterion scored
         below 100, and keeps the composed reply when the scores could not be read (as
@@ -618,28 +734,15 @@ class GroundedChat:
         """Stage 8 (:mod:`freshwiki.chat.reply_check`), then release what it kept."""
         started = time.perf_counter()
         if self.verifier == "cloze":
-            # After a lead the answer is already shown: what follows must be SUPPORTED.
             checked = await check_reply(turn.calls, text, turn.history[-1].content,
-                                        turn.book, block, turn.today, strict=bool(turn.text))
+                                        turn.book, block, turn.today)
             turn.guard.removed.extend(checked.removed)
             turn.reply_checks.extend(checked.checks)
             text = checked.text
         turn.timed("check", started)
-        if turn.text and text.strip():  # after fast mode's lead sentence
-            text = " " + text.lstrip()
         out = turn.rewriter.feed(text)
         if out:
             yield turn.emit(out)
-
-    @staticmethod
-    async def _guarded(turn: _Turn, stage: str, messages: list[Message], max_tokens: int
-                       ) -> str:
-        """A call's whole text through the guard (held for stage 8, not streamed)."""
-        out = []
-        async for delta in turn.calls.stream(stage, messages, max_tokens=max_tokens):
-            out.append(turn.guard.feed(delta))
-        out.append(turn.guard.finish())
-        return "".join(out)
 
     @staticmethod
     async def _streamed(turn: _Turn, stage: str, messages: list[Message], max_tokens: int
@@ -664,6 +767,11 @@ async def _together(*branches: Coroutine[Any, Any, None]) -> None:
         raise failures.exceptions[0] from None
 
 
+def _conflict(i: int, j: int, question: str) -> Conflict:
+    """The trace's record of a disagreement between facts ``i`` and ``j``."""
+    return Conflict(about=f"the answer to {question.strip()!r}", facts=(i, j))
+
+
 def _question(turn: _Turn) -> str:
     """What facts are selected for: the user's words, plus the rewritten query if any."""
     message = turn.history[-1].content.strip()
@@ -674,7 +782,7 @@ def _question(turn: _Turn) -> str:
 
 
 def _names_only_its_source(fact: Fact) -> bool:
-    """Whether a model-written fact names only what its passage names (full mode, stage 2).
+    """Whether a model-written fact names only what its passage names (wikichat, stage 2).
 
     Asked "Who won the 2024 Russian presidential election?" and shown the US election's
     lead, the model wrote the "fact" "Joe Biden won the 2024 Russian presidential election";

@@ -1,6 +1,6 @@
 """Stage 1: does the turn need retrieval, with which query, with which time intent?
 
-Two ways to decide, so the fast mode can avoid an LLM call where one adds nothing:
+Two ways to decide, so the checked mode can avoid an LLM call where one adds nothing:
 
 - **Heuristics** (no call). Greetings, thanks and goodbyes need no retrieval. Otherwise the
   query is the user's message itself, which is what a search box gets from a person and
@@ -13,8 +13,8 @@ Two ways to decide, so the fast mode can avoid an LLM call where one adds nothin
   found by the heuristics still win over the model's time intent: they are certain, the
   model's reading of them is not.
 
-The full mode always asks the model (except for greetings); the fast mode only asks it for
-follow-ups, where co-references make the raw message a poor query.
+``wikichat`` always asks the model (except for greetings); the checked mode only asks it
+for follow-ups, where co-references make the raw message a poor query.
 """
 
 from __future__ import annotations

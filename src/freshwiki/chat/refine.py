@@ -1,4 +1,4 @@
-"""Stage 7 (full mode): judge the composed reply on four criteria, then rewrite it accordingly.
+"""Stage 7 (``wikichat``): judge the composed reply on four criteria, then rewrite it accordingly.
 
 WikiChat's stage 7 (paper §3.2, its Table 23) asks the model for feedback on the draft reply
 on relevance, naturalness, non-repetition and temporal correctness, each with its reasoning
@@ -25,8 +25,7 @@ costs little more than continuing the first generation would.
 
 The rewrite is plain text and takes the same path as before: through the sentence guard,
 then stage 8. ``refine="plain"`` keeps the earlier single call that rewrites by the same
-criteria without scoring them (one call fewer on a CPU). In fast mode the criteria are part
-of the fused ``compose+refine`` call instead.
+criteria without scoring them (one call fewer on a CPU).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Stage 8: the composed reply's own sentences, checked against the evidence before release.
+"""Stage 8 (``wikichat``): the composed reply's sentences, checked before release.
 
 Stage 5 checks the *draft's* claims; the composer then rewrites what was verified, and a
 1.5B composer sometimes rewrites it wrongly under a correct citation. Measured on 91 real
@@ -11,7 +11,7 @@ a trophy named with a word of its name missing. Two checks catch such sentences:
 1. **Echoes** (:func:`echoes`, rules): a sentence answering a question with nothing but the
    question's own words ("X is called X") states no answer, whatever it cites.
 2. **Cloze** (:func:`freshwiki.chat.verify.check_batch`, one call for the whole reply on
-   the fast mode's evidence block): a sentence (unless it is a whole sentence of the
+   the evidence the composer was shown): a sentence (unless it is a whole sentence of the
    passage it cites, copied word for word) whose values the evidence gives differently is
    REFUTED and withheld. An uncited sentence is checked against every passage the composer
    was shown (until 25 November it was not checked at all: "Sphallotrichus hirsuticornis is
@@ -24,9 +24,8 @@ a trophy named with a word of its name missing. Two checks catch such sentences:
    [2]" when Joe Biden is only in the US election's lead.
 
 A withheld sentence never reaches the user; when every sentence is withheld the pipeline
-quotes the evidence instead (its existing fallback). The price is streaming: the composed
-text is released after the check, not token by token as it is written (fast mode shows the
-verified answer sentence first, so the user is not left waiting for all of it).
+quotes the facts instead, through this same check. The price is streaming: the composed text
+is released after the check, not token by token as it is written.
 """
 
 from __future__ import annotations
@@ -117,8 +116,6 @@ async def check_reply(
     book: PassageBook,
     block: Sequence[dict[str, str]],
     today: dt.date,
-    *,
-    strict: bool = False,
 ) -> ReplyCheck:
     """Withhold the sentences of ``text`` that echo ``question`` or that the evidence refutes.
 
@@ -129,11 +126,6 @@ async def check_reply(
         book: The turn's passage numbers.
         block: The evidence entries the composer and verifier saw.
         today: Today's date.
-        strict: Keep only sentences the cloze check SUPPORTS (or copied ones). Used after
-            fast mode's lead, when the answer is already shown and the composer's further
-            sentences are extras: read on a fresh question set, NOT ENOUGH INFO let through
-            "She was born in Hong Kong [1]" (the lead: a Canadian-born Hong Kong actress) and
-            "It was a hit with readers [1]" (stated nowhere).
     """
     parts = pieces(text)
     keep = [True] * len(parts)
@@ -173,7 +165,7 @@ async def check_reply(
                                stage="check") if claims else []
     entries = [f"{entry.get('title', '')}. {entry.get('text', '')}" for entry in block]
     for i, check in zip(where, checks, strict=True):
-        if check.verdict == "REFUTES" or (strict and check.verdict != "SUPPORTS") or (
+        if check.verdict == "REFUTES" or (
                 check.verdict == "NOT ENOUGH INFO" and any(
                 not _stated_about(span, check.claim, question, entries)
                 for span in focus_of(check.claim, question))):

@@ -10,7 +10,7 @@ than at judging a relation, so this verifier asks them only to read:
    The *focus* is the spans the question did not already contain: in "The 2023 Cricket World
    Cup was won by India", asked "Who won the 2023 Cricket World Cup?", that is "India".
 2. **Evidence sentences**, not passages: the few sentences of the claim's passages that best
-   match it (fast mode: the turn's shared evidence block, which holds exactly those).
+   match it (:func:`check_batch`: a shared evidence block that holds exactly those).
 3. **A cloze call**: up to four focus spans, the kind the question asks for first
    (:func:`asked_first`), are each blanked out of the claim ("The 2023 Cricket World
    Cup was won by ___.") and the model fills each blank from the evidence alone, or leaves
@@ -29,10 +29,11 @@ A claim with no key span at all ("KickassTorrents was a torrent directory") is j
 words alone: SUPPORTS when one evidence sentence contains nearly all its content words with
 the same polarity, else NOT ENOUGH INFO. Nothing is ever SUPPORTED on the model's say-so.
 
-Fast mode makes one call for every blank of every claim, after the same system prompt and
-evidence block as the compose call (llama.cpp evaluates them once); full mode makes one call
-per claim on that claim's own best sentences. Measured against the legacy verifier on real
-drafts by ``experiments/claim_verification.py``.
+``wikichat``'s stage 5 makes one call per claim on that claim's own best sentences
+(:func:`check_each`); :func:`check_batch` reads every blank of every claim in one call on a
+shared evidence block (stage 8, and the claim benchmark). Measured against the legacy verifier
+on real drafts by ``experiments/claim_verification.py``. The checked mode reads the same way,
+on its answer's sentences (:mod:`freshwiki.chat.checked`).
 """
 
 from __future__ import annotations
@@ -92,6 +93,11 @@ def key_spans(claim: str) -> list[str]:
     A capitalised first word counts as a name only when it is not a common word ("The",
     "In", "It"): "India won" has the name India, "The series" has none.
     """
+    return [text for _, _, text in span_positions(claim)]
+
+
+def span_positions(claim: str) -> list[tuple[int, int, str]]:
+    """:func:`key_spans` with where each stands: ``(start, end, text)``, in order."""
     taken: list[tuple[int, int, str]] = []
 
     def add(start: int, end: int, text: str) -> None:
@@ -123,11 +129,15 @@ def key_spans(claim: str) -> list[str]:
         if text.lower() in STOPWORDS or text.lower() in _MONTHS:
             continue
         add(start, start + len(text), text)
-    return [text for _, _, text in sorted(taken)]
+    return sorted(taken)
+
+
+_POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
 
 
 def _words(text: str) -> set[str]:
-    return set(content_words(text))
+    """Content words, possessives dropped: "Hanzee Dent's" names Hanzee Dent."""
+    return set(content_words(_POSSESSIVE.sub("", text)))
 
 
 def stated(span: str, text: str) -> bool:
@@ -197,9 +207,21 @@ def focus_of(claim: str, question: str | None) -> list[str]:
     return [s for s in spans if not (stated(s, question) or stated(s, asked))]
 
 
+def _at(claim: str, span: str) -> re.Match[str] | None:
+    """The first occurrence of ``span`` in ``claim`` as a whole token, not inside another.
+
+    ``str.replace`` blanked the "4" of "2024" in "4 medals at the 2024 Games" when the year came
+    first; a span stands where key_spans found it, between non-word characters.
+    """
+    return re.search(rf"(?<!\w){re.escape(span)}(?!\w)", claim)
+
+
 def blanked(claim: str, span: str) -> str:
-    """``claim`` with its first occurrence of ``span`` replaced by the blank."""
-    return claim.replace(span, BLANK, 1)
+    """``claim`` with the first whole-token occurrence of ``span`` replaced by the blank."""
+    found = _at(claim, span)
+    if found is None:
+        return claim.replace(span, BLANK, 1)
+    return f"{claim[:found.start()]}{BLANK}{claim[found.end():]}"
 
 
 def corrected(claim: str, wrong: dict[str, str], answers: dict[str, str], text: str) -> str:
@@ -226,10 +248,10 @@ def _replaced(claim: str, span: str, value: str) -> str:
     The model reads a blank with its unit or article: "85.63 kilometers" for "___ kilometers
     long" made "85.63 kilometers kilometers long" (a fresh-set reply).
     """
-    start = claim.find(span)
-    if start < 0:
+    found = _at(claim, span)
+    if found is None:
         return claim
-    before, after = claim[:start], claim[start + len(span):]
+    before, after = claim[:found.start()], claim[found.end():]
     words = value.split()
     following = after.split()
     for n in range(len(words) - 1, 0, -1):  # the value's last words already follow the span
@@ -247,7 +269,7 @@ def hidden(claim: str, question: str | None) -> str:
     chosen for "won by ___", they are those about who won.
     """
     for span in focus_of(claim, question):
-        claim = claim.replace(span, BLANK, 1)
+        claim = blanked(claim, span)
     return claim
 
 
@@ -325,7 +347,8 @@ def schema(n: int) -> dict[str, Any]:
     }
 
 
-def _clean(answer: str) -> str:
+def clean_answer(answer: str) -> str:
+    """A filled blank, normalised: spaces collapsed, quotes and stops trimmed, "none" → ""."""
     text = " ".join(str(answer).split()).strip(" .,;:\"'")
     return "" if text.lower() in _EMPTY else text
 
@@ -395,7 +418,7 @@ def judge(claim: str, question: str | None, answers: dict[str, str],
         return found
 
     # The claim's other spans name what it is about (its subject, mostly). A value read off
-    # a passage that names none of them is about something else: measured in full mode,
+    # a passage that names none of them is about something else: measured in wikichat mode,
     # "Antoni Malczyk's brother is named Tadeu Schmidt" was supported by a passage on Tadeu
     # Schmidt, and "Joe Biden won the 2024 Russian presidential election" by one on the US
     # primaries. Such a value neither supports the claim nor corrects it.
@@ -410,12 +433,15 @@ def judge(claim: str, question: str | None, answers: dict[str, str],
 
     text = " ".join(f"{s.evidence.title}. {s.text}" for s in sentences)
     if not answers:  # no new key span: words, spans and polarity of one sentence
+        # The title's words count neither way: every sentence of an article is about its
+        # title, so "The Tortured Poets Department is an album" matched any sentence of that
+        # article by its title alone. What the claim says beyond its subject must be stated.
         wanted = _words(claim)
         best: Sentence | None = None
         best_share = 0.0
         for s in sentences:
-            have = _words(f"{s.evidence.title} {s.text}")
-            share = len(wanted & have) / len(wanted) if wanted else 0.0
+            need = wanted - _words(s.evidence.title)
+            share = len(need & _words(s.text)) / len(need) if need else 0.0
             if share > best_share:
                 best, best_share = s, share
         if (best is not None and best_share >= 0.85 and _negated(claim) == _negated(best.text)
@@ -467,7 +493,7 @@ async def _fill(calls: TurnCalls, system: str, user: str, n: int, stage: str = "
                               max_tokens=16 + 18 * n)
     if not isinstance(parsed, dict):
         return None
-    return [_clean(a) for a in parsed["answers"]]
+    return [clean_answer(a) for a in parsed["answers"]]
 
 
 def _grouped(items: Sequence[Item], filled: Sequence[str] | None, n: int
@@ -480,7 +506,7 @@ def _grouped(items: Sequence[Item], filled: Sequence[str] | None, n: int
 
 def claim_sentences(query: str, passages: Sequence[Evidence], scorer: SentenceScorer,
                     total: int = 4) -> list[Sentence]:
-    """The sentences of ``passages`` that best match ``query`` (full mode's evidence)."""
+    """The sentences of ``passages`` that best match ``query`` (:func:`check_each`'s evidence)."""
     out: list[Sentence] = []
     for selection in select_sentences(query, passages, scorer, total=total, margin=0.3):
         out.extend(Sentence(t, selection.evidence) for t in selection.sentences)
@@ -497,7 +523,7 @@ async def check_each(
     *,
     question: str | None = None,
 ) -> list[ClaimCheck]:
-    """Full mode: one cloze call per claim on its own best sentences, concurrently."""
+    """One cloze call per claim on its own best sentences, concurrently (``wikichat``)."""
 
     async def one(claim: str, passages: Sequence[Evidence]) -> ClaimCheck:
         if not passages:
@@ -541,7 +567,7 @@ async def check_batch(
     question: str | None = None,
     stage: str = "verify",
 ) -> list[ClaimCheck]:
-    """Fast mode: every blank of every claim in one call on the turn's evidence block.
+    """Every blank of every claim in one call on a shared evidence block (stage 8).
 
     Args:
         calls: The turn's call recorder.

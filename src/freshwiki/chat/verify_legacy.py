@@ -10,13 +10,12 @@ scorer still uses it, so that benchmark's figures stay comparable with earlier r
 Each claim gets its own search (its own words are a better query for its evidence than the
 user's question; its time intent comes from its own dates). Then:
 
-- Full mode (``verify``): one call per claim, concurrently (bounded by the LLM client). The
-  model writes a short reason *before* its verdict (SUPPORTS / REFUTES / NOT ENOUGH INFO),
-  which helps small models, and names the passages it used.
-- Fast mode (``verify`` batched): one call checks every claim against one evidence block:
-  the question's sentences, then the claims' own. The final compose call starts with the
-  same system prompt and the same question's sentences, so llama.cpp evaluates those once
-  for both calls. Verdicts only, no reasons: the schema asks for exactly one verdict per
+- :func:`verify_each` (``wikichat``'s stage 5 with ``verifier="legacy"``): one call per
+  claim, concurrently (bounded by the LLM client). The model writes a short reason *before*
+  its verdict (SUPPORTS / REFUTES / NOT ENOUGH INFO), which helps small models, and names the
+  passages it used.
+- :func:`verify_batch` (the claim benchmark): one call checks every claim against one
+  evidence block. Verdicts only, no reasons: the schema asks for exactly one verdict per
   claim.
 
 Whatever the model says, a SUPPORTS is downgraded to NOT ENOUGH INFO when the claim states
@@ -113,7 +112,7 @@ async def verify_each(
     book: PassageBook,
     today: dt.date,
 ) -> list[ClaimCheck]:
-    """Full mode: one ``verify`` call per claim, concurrently."""
+    """One ``verify`` call per claim, concurrently."""
 
     async def one(claim: str, passages: Sequence[Evidence]) -> ClaimCheck:
         if not passages:
@@ -147,7 +146,7 @@ async def verify_batch(
     shown: Sequence[Evidence],
     today: dt.date,
 ) -> list[ClaimCheck]:
-    """Fast mode: every claim in one ``verify`` call against the shared evidence block.
+    """Every claim in one ``verify`` call against a shared evidence block.
 
     Args:
         calls: The turn's call recorder.

@@ -127,10 +127,17 @@ def open_index(settings: Settings, name: str | None) -> HybridIndex:
 
 
 def chat_mode(mode: str) -> Mode:
-    """``--mode`` checked: fast or full."""
-    if mode not in ("fast", "full"):
-        raise typer.BadParameter(f"{mode!r} is not fast or full", param_hint="--mode")
-    return "fast" if mode == "fast" else "full"
+    """``--mode``: ``checked`` or ``wikichat``; an old name (fast, full) with a notice."""
+    from freshwiki.chat import ChatError, resolve_mode
+
+    try:
+        resolved, notice = resolve_mode(mode)
+    except ChatError as exc:
+        raise typer.BadParameter(f"{mode!r} is not checked or wikichat (old names: fast, "
+                                 "full)", param_hint="--mode") from exc
+    if notice:
+        err.print(f"[yellow]note:[/yellow] {notice}", soft_wrap=True)
+    return resolved
 
 
 def key_values(pairs: list[str] | None, flag: str) -> dict[str, Any]:

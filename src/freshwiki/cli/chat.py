@@ -28,14 +28,14 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from freshwiki.chat import ChatEngine, ChatMessage, Evidence, Mode, Reply
+from freshwiki.chat import ChatEngine, Evidence, Mode, Reply
 from freshwiki.chat.conversations import (
     ConversationStore,
     MessageError,
     StageExample,
-    check_message,
     conversations_path,
 )
+from freshwiki.chat.session import ChatSession, SessionTurn
 from freshwiki.cli._common import ATTRIBUTION, chat_mode, err, open_index, out, state
 from freshwiki.errors import FreshwikiError
 
@@ -54,7 +54,8 @@ def chat(
         str | None, typer.Option("--model", "-m", help="Model spec, e.g. local:smollm2-135m.")
     ] = None,
     mode: Annotated[str, typer.Option(
-        help="fast: fewer LLM calls (fused stages); full: every stage on its own.")] = "fast",
+        help="checked: answer from the passages, then check each sentence before it is shown; "
+        "wikichat: WikiChat's staged pipeline (every stage its own call).")] = "checked",
     k: Annotated[int, typer.Option("-k", help="Passages to retrieve per search.")] = 5,
     index_name: Annotated[str | None, typer.Option(
         "--index", help="Index to chat with (default: your `main` index if built, else the "
@@ -155,8 +156,11 @@ def print_sources(reply: Reply, console: Console) -> None:
 def print_trace(reply: Reply, console: Console) -> None:
     """Everything the last turn did: what ``/trace`` shows.
 
-    Searches, kept facts, each claim with its verdict and evidence, stage 7's scores and
-    feedback (full mode), conflicts between sources, then each LLM call with its latency,
+    Searches, then for the checked mode the answer before its check, each of its sentences
+    with its verdict, why, and the correction shown instead, and any refuted premise; for
+    wikichat the kept facts, the draft, each claim with its verdict and evidence, stage 7's
+    scores and feedback and stage 8's verdicts. Then conflicts between sources, each LLM
+    call with its latency,
     tokens (and prompt tokens reused from the KV cache) and whether the response cache
     answered it.
     """
@@ -188,10 +192,12 @@ def print_trace(reply: Reply, console: Console) -> None:
         for number, fact in enumerate(trace.facts):
             table.add_row(str(number), escape(fact.text), escape(ref(fact.source)))
         console.print(table)
+    checked = trace.mode == "checked"
     if trace.draft:
-        console.print(f"[bold]draft[/bold]: {escape(trace.draft)}", soft_wrap=True)
+        what = "answer, before its check" if checked else "draft"
+        console.print(f"[bold]{what}[/bold]: {escape(trace.draft)}", soft_wrap=True)
     if trace.claims:
-        table = Table(title="claims", title_justify="left")
+        table = Table(title="premises" if checked else "claims", title_justify="left")
         for col in ("claim", "verdict", "evidence", "why"):
             table.add_column(col)
         for claim in trace.claims:
@@ -201,13 +207,14 @@ def print_trace(reply: Reply, console: Console) -> None:
                           escape(claim.rationale))
         console.print(table)
     if trace.reply_checks:
-        table = Table(title="reply checked (stage 8)", title_justify="left")
-        for col in ("sentence", "verdict", "why"):
+        title = "sentences checked" if checked else "reply checked (stage 8)"
+        table = Table(title=title, title_justify="left")
+        for col in ("sentence", "verdict", "why", "shown instead"):
             table.add_column(col)
         for check in trace.reply_checks:
             style = _VERDICT_STYLE.get(check.verdict, "white")
             table.add_row(escape(check.claim), f"[{style}]{check.verdict}[/{style}]",
-                          escape(check.rationale))
+                          escape(check.rationale), escape(check.correction))
         console.print(table)
     refinement = trace.refinement
     if refinement is not None and refinement.feedback:
@@ -247,17 +254,15 @@ def print_trace(reply: Reply, console: Console) -> None:
     console.print(f"[dim]{ATTRIBUTION}[/dim]")
 
 
-async def _answer(engine: ChatEngine, history: Sequence[ChatMessage], console: Console,
-                  today: str | None) -> Reply:
-    """Stream one reply to the console; returns the finished reply."""
-    stream = engine.stream(history, today=today)
+async def _answer(turn: SessionTurn, console: Console) -> Reply:
+    """Stream one reply to the console; the finished (and stored) reply."""
     written: list[str] = []
-    # The stages before the streamed one take a while on a CPU: show that work is going on.
-    waiting = console.status("searching and checking claims…") if console.is_terminal else None
+    # The retrieval and the answer's check take a while on a CPU: show that work is going on.
+    waiting = console.status("searching and checking…") if console.is_terminal else None
     if waiting is not None:
         waiting.start()
     try:
-        async for delta in stream:
+        async for delta in turn:
             if waiting is not None:
                 waiting.stop()
                 waiting = None
@@ -271,7 +276,7 @@ async def _answer(engine: ChatEngine, history: Sequence[ChatMessage], console: C
     finally:
         if waiting is not None:
             waiting.stop()
-    reply = stream.reply
+    reply = turn.reply
     if written:
         console.file.write("\n")
     if "".join(written).strip() != reply.text.strip():
@@ -308,12 +313,10 @@ def repl(
     Returns:
         The id of the conversation last written to (or resumed), if any.
     """
-    history: list[ChatMessage] = []
-    last: Reply | None = None
+    session = ChatSession(engine, store, model=model, conversation_id=conversation_id)
     kept = conversation_id
     if conversation_id is not None:
         stored = store.get(conversation_id)
-        history, last = stored.history, stored.last_reply()
         console.print(f"resumed conversation [bold]{stored.id}[/bold]: {stored.turns} "
                       f"earlier turn(s), \"{escape(stored.title)}\"", soft_wrap=True)
     while True:
@@ -329,6 +332,7 @@ def repl(
             command = text.split()[0].lower()
             if command in ("/quit", "/exit", "/q"):
                 break
+            last = session.last_reply
             if command == "/help":
                 console.print(HELP, markup=False, highlight=False)
             elif command in ("/trace", "/sources"):
@@ -339,19 +343,18 @@ def repl(
                 else:
                     print_sources(last, console)
             elif command == "/new":
-                conversation_id, history, last = None, [], None
+                session.new()
                 console.print("new conversation")
             else:
                 console.print(f"unknown command {escape(command)}; /help lists the commands")
             continue
         try:
-            check_message(line)
+            turn = session.stream(line, today=today)
         except MessageError as exc:
             _error(console, exc)
             continue
-        turn = [*history, ChatMessage("user", line)]
         try:
-            reply = runner.run(_answer(engine, turn, console, today))
+            reply = runner.run(_answer(turn, console))
         except KeyboardInterrupt:
             console.print("[yellow]interrupted: this turn was not kept[/yellow]")
             continue
@@ -359,10 +362,7 @@ def repl(
             _error(console, exc)
             continue
         print_sources(reply, console)
-        conversation_id, _ = store.save_turn(reply, user=line, conversation_id=conversation_id,
-                                             model=model)
-        kept = conversation_id
-        history, last = [*turn, ChatMessage("assistant", reply.text)], reply
+        kept = session.conversation_id
     if kept is not None:
         console.print(f"[dim]conversation {kept} kept; continue it with "
                       f"`freshwiki chat --resume {kept}`[/dim]", soft_wrap=True)

@@ -21,8 +21,9 @@ def serve(
     model: Annotated[
         str | None, typer.Option("--model", "-m", help="Model spec the chat answers with.")
     ] = None,
-    mode: Annotated[str, typer.Option(help="Chat pipeline: fast (fewer LLM calls) or full.")
-                    ] = "fast",
+    mode: Annotated[str, typer.Option(
+        help="Chat mode: checked (answer, then check each sentence) or wikichat (WikiChat's "
+        "staged pipeline).")] = "checked",
     k: Annotated[int, typer.Option("-k", help="Passages the chat retrieves per search.")] = 5,
     chat: Annotated[bool, typer.Option(
         help="Serve the chat API and page (--no-chat: search only, no model loaded).")] = True,

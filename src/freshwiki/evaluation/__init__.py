@@ -57,6 +57,7 @@ from freshwiki.evaluation._stats import (
     cluster_bootstrap_ci,
     label_agreement,
     paired_comparison,
+    sign_flip_p,
     summarize,
     wilson_ci,
 )
@@ -157,6 +158,7 @@ __all__ = [
     "run_evaluation",
     "same_model",
     "select_runs",
+    "sign_flip_p",
     "summarize",
     "train_gate_from_run",
     "turn_stats",

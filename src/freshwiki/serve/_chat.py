@@ -25,7 +25,6 @@ fails (or the server runs without chat). A failure after streaming began arrives
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import datetime as dt
 import json
@@ -40,13 +39,14 @@ from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from freshwiki.chat import ChatEngine, ChatMessage, Reply, ReplyStream
+from freshwiki.chat import ChatEngine, ChatMessage, Reply
 from freshwiki.chat.conversations import (
     ConversationError,
     ConversationStore,
     MessageError,
     check_message,
 )
+from freshwiki.chat.session import ChatSession, SessionTurn
 from freshwiki.errors import FreshwikiError
 from freshwiki.llm import LLMError
 from freshwiki.serve._search import ATTRIBUTION
@@ -234,11 +234,14 @@ class ChatService:
             raise ChatAPIError(404, exc.message, hint=exc.hint) from exc
         return _Turn([*stored.history, history[-1]], stored.id, today)
 
-    async def _save(self, turn: _Turn, reply: Reply) -> tuple[str, int]:
-        earlier = turn.history[:-1] if turn.conversation_id is None else ()
-        return await asyncio.to_thread(
-            self.store.save_turn, reply, user=turn.user, conversation_id=turn.conversation_id,
-            earlier=earlier, model=self.model_name)
+    def _session(self, turn: _Turn) -> ChatSession:
+        """The conversation the request continues, or a new one with its earlier messages."""
+        engine = self._engine()
+        if turn.conversation_id is not None:
+            return ChatSession(engine, self.store, model=self.model_name,
+                               conversation_id=turn.conversation_id)
+        return ChatSession(engine, self.store, model=self.model_name,
+                           history=turn.history[:-1])
 
     def _extension(self, reply: Reply, conversation_id: str, number: int) -> dict[str, Any]:
         data = reply.as_dict()
@@ -254,19 +257,20 @@ class ChatService:
 
     async def complete(self, turn: _Turn) -> dict[str, Any]:
         """Answer in one JSON body (``stream: false``)."""
-        engine = self._engine()
+        session = self._session(turn)
         try:
-            reply = await engine.respond(turn.history, today=turn.today)
+            done = await session.answer(turn.user, today=turn.today)
         except FreshwikiError as exc:
             raise _engine_failure(exc) from exc
-        conversation_id, number = await self._save(turn, reply)
+        reply = done.reply
+        assert done.conversation_id is not None
         return {
             "id": _completion_id(), "object": "chat.completion", "created": int(time.time()),
             "model": self.model_name,
             "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
                          "message": {"role": "assistant", "content": reply.text}}],
             "usage": self._usage(reply),
-            "freshwiki": self._extension(reply, conversation_id, number),
+            "freshwiki": self._extension(reply, done.conversation_id, done.number),
         }
 
     async def stream(self, turn: _Turn) -> AsyncIterator[str]:
@@ -274,19 +278,21 @@ class ChatService:
 
         Waiting for the first delta before the 200 goes out is what lets an LLM that is down
         answer 503 like the non-streaming form, instead of a 200 stream that dies at once.
+        The deltas are the reply's released text in word-sized pieces: each sentence arrives
+        once it has passed its check.
         """
-        engine = self._engine()
+        session = self._session(turn)
         try:
-            replies = engine.stream(turn.history, today=turn.today)
-            deltas = aiter(replies)
+            running = session.stream(turn.user, today=turn.today)
+            deltas = aiter(running)
             first: str | None = await anext(deltas)
         except StopAsyncIteration:
             first = None
         except FreshwikiError as exc:
             raise _engine_failure(exc) from exc
-        return self._events(turn, replies, deltas, first)
+        return self._events(running, deltas, first)
 
-    async def _events(self, turn: _Turn, replies: ReplyStream, deltas: AsyncIterator[str],
+    async def _events(self, running: SessionTurn, deltas: AsyncIterator[str],
                       first: str | None) -> AsyncIterator[str]:
         ident, created = _completion_id(), int(time.time())
 
@@ -302,8 +308,7 @@ class ChatService:
             async for delta in deltas:
                 if delta:
                     yield chunk({"content": delta}, None)
-            reply: Reply = replies.reply
-            conversation_id, number = await self._save(turn, reply)
+            reply: Reply = running.reply
         except FreshwikiError as exc:
             yield _sse(_engine_failure(exc).body())
             return
@@ -312,8 +317,9 @@ class ChatService:
             yield _sse(ChatAPIError(500, f"internal error ({type(exc).__name__}); see the "
                                     "server log", kind="server_error").body())
             return
+        assert running.conversation_id is not None
         yield chunk({}, "stop", usage=self._usage(reply),
-                    freshwiki=self._extension(reply, conversation_id, number))
+                    freshwiki=self._extension(reply, running.conversation_id, running.number))
         yield "data: [DONE]\n\n"
 
 

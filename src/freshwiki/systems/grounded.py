@@ -7,12 +7,15 @@ its own retrieval, drafting, claim verification and citing, so the benchmark's r
 chatbot says from the corpus, next to ``vanilla`` (model alone) and ``rag`` (retrieve, then
 answer) with the same model.
 
-Options (``--option key=value``): ``mode`` (``fast`` or ``full``, default ``fast``), ``k``
-(passages per question, default 5), ``index`` (default: your ``main`` index when built, else
-the default corpus), ``refine`` (full mode's stage 7: ``feedback``, WikiChat's scores and
-feedback then a rewrite, the default; or ``plain``, one rewrite call; fast mode has no separate
-stage 7, so there it must stay the default). All that shape the replies are in
-:meth:`GroundedSystem.describe`, so changing one starts a new run.
+Options (``--option key=value``): ``mode`` (``checked``, the default: answer, then check each
+sentence; or ``wikichat``, WikiChat's staged pipeline; ``fast`` and ``full`` are their old
+names and are stored under the new ones), ``k`` (passages per question, default 5), ``index``
+(default: your ``main`` index when built, else the default corpus), and for ``wikichat`` only
+``refine`` (stage 7: ``feedback``, WikiChat's scores and feedback then a rewrite, the default;
+or ``plain``, one rewrite call) and ``facts`` (stage 2: ``llm``, summaries written by the model
+as the paper does, the default; or ``extractive``, the passages' best sentences copied). All
+that shape the replies are in :meth:`GroundedSystem.describe`, so changing one starts a new
+run.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from freshwiki.chat import ChatEngine, ChatMessage, GroundedChat
+from freshwiki.chat import ChatEngine, ChatError, ChatMessage, GroundedChat, resolve_mode
 from freshwiki.llm import LLM, Usage
 from freshwiki.retrieval import resolve_index_name
 from freshwiki.seams import Output, System, Task
@@ -31,8 +34,10 @@ from freshwiki.systems._options import SystemSetupError, read_options
 if TYPE_CHECKING:
     from freshwiki.config import Settings
 
-DEFAULTS: Mapping[str, Any] = {"mode": "fast", "k": 5, "index": "main", "refine": "feedback"}
+DEFAULTS: Mapping[str, Any] = {"mode": "checked", "k": 5, "index": "main",
+                               "refine": "feedback", "facts": "llm"}
 REFINE_WAYS = ("feedback", "plain")
+FACTS_WAYS = ("llm", "extractive")
 
 
 def conversation_of(task: Task) -> list[ChatMessage]:
@@ -57,54 +62,65 @@ class GroundedSystem:
     Args:
         llm: The model every pipeline stage uses.
         settings: Where the index lives.
-        mode: ``fast`` or ``full``.
+        mode: ``checked`` or ``wikichat`` (``fast`` and ``full``, the old names, map to them).
         k: Passages retrieved for the question.
         index_name: Index to search.
-        refine: Full mode's stage 7, ``feedback`` or ``plain`` (see ``GroundedChat``).
+        refine: ``wikichat``'s stage 7, ``feedback`` or ``plain`` (see ``GroundedChat``).
+        facts: ``wikichat``'s stage 2, ``llm`` or ``extractive``.
         engine: A ready engine to use instead of building one (tests; not closed here).
     """
 
     name = "grounded"
 
-    def __init__(self, llm: LLM, settings: Settings, *, mode: str = "fast", k: int = 5,
-                 index_name: str = "main", refine: str = "feedback",
+    def __init__(self, llm: LLM, settings: Settings, *, mode: str = "checked", k: int = 5,
+                 index_name: str = "main", refine: str = "feedback", facts: str = "llm",
                  engine: ChatEngine | None = None) -> None:
-        if mode not in ("fast", "full"):
-            raise SystemSetupError(f"system 'grounded': mode must be fast or full, not {mode!r}",
-                                   hint="pass --option mode=fast or --option mode=full.")
+        try:
+            mode, self.notice = resolve_mode(mode)
+        except ChatError as exc:
+            raise SystemSetupError(f"system 'grounded': {exc.message}",
+                                   hint="pass --option mode=checked or --option mode=wikichat."
+                                   ) from exc
         if refine not in REFINE_WAYS:
             raise SystemSetupError(
                 f"system 'grounded': refine must be feedback or plain, not {refine!r}",
                 hint="pass --option refine=feedback (WikiChat's stage 7) or refine=plain.")
-        if mode == "fast" and refine != DEFAULTS["refine"]:
+        if facts not in FACTS_WAYS:
             raise SystemSetupError(
-                "system 'grounded': refine applies to full mode only (fast mode writes and "
-                "refines the reply in one call)",
-                hint="add --option mode=full, or leave refine out.")
+                f"system 'grounded': facts must be llm or extractive, not {facts!r}",
+                hint="pass --option facts=llm (WikiChat's stage 2) or facts=extractive.")
+        for name, value in (("refine", refine), ("facts", facts)):
+            if mode == "checked" and value != DEFAULTS[name]:
+                raise SystemSetupError(
+                    f"system 'grounded': {name} applies to mode wikichat only (the checked "
+                    "mode answers and checks; it has no such stage)",
+                    hint="add --option mode=wikichat, or leave it out.")
         if k < 1:
             raise SystemSetupError(f"system 'grounded': k must be at least 1, got {k}",
                                    hint="pass e.g. --option k=5.")
         self.llm = llm
         self.mode = mode
         self.refine = refine
+        self.facts = facts
         self.k = k
         self.index_name = index_name
         self._engine = engine
         self._index = LazyIndex("grounded", settings, index_name)
 
     def describe(self) -> Mapping[str, Any]:
-        """Mode, k, index and (full mode) refine: what decides the pipeline's calls."""
+        """Mode, k, index and (wikichat) refine and facts: what decides the pipeline's calls."""
         described: dict[str, Any] = {"mode": self.mode, "k": self.k, "index": self.index_name}
-        if self.mode == "full":
+        if self.mode == "wikichat":
             described["refine"] = self.refine
+            described["facts"] = self.facts
         return described
 
     async def _loaded(self) -> ChatEngine:
         if self._engine is None:
             index = await self._index.get()
             self._engine = self._engine or GroundedChat(
-                self.llm, index, mode=self.mode, k=self.k,  # type: ignore[arg-type]
-                refine=self.refine)  # type: ignore[arg-type]
+                self.llm, index, mode=self.mode, k=self.k,
+                refine=self.refine, facts=self.facts)  # type: ignore[arg-type]
         return self._engine
 
     async def respond(self, task: Task) -> Output:
@@ -133,8 +149,9 @@ class GroundedSystem:
 
 
 def grounded_system(llm: LLM, settings: Settings, options: Mapping[str, Any]) -> System:
-    """``grounded``: the grounded chat pipeline (options mode, k, index, refine)."""
+    """``grounded``: the grounded chat (options mode, k, index; wikichat: refine, facts)."""
     values = read_options("grounded", {"index": resolve_index_name(settings), **options},
                           DEFAULTS)
     return GroundedSystem(llm, settings, mode=values["mode"], k=values["k"],
-                          index_name=values["index"], refine=values["refine"])
+                          index_name=values["index"], refine=values["refine"],
+                          facts=values["facts"])

@@ -1,0 +1,133 @@
+"""The checked mode's parts: splitting the answer, the rules, the lines of the check call."""
+
+from __future__ import annotations
+
+from freshwiki.chat._evidence import PassageBook
+from freshwiki.chat._types import Evidence
+from freshwiki.chat.checked import (
+    Line,
+    SentenceCheck,
+    about_itself,
+    abstain_text,
+    apply_rules,
+    copied_from,
+    disagreement,
+    is_abstention,
+    is_fragment,
+    other_line,
+    premise_lines,
+    refuted_premise,
+    settle,
+    split_answer,
+)
+from freshwiki.chat.coverage import coverage
+
+KAT = Evidence("kat", "KickassTorrents", (), (
+    "KickassTorrents (commonly abbreviated KAT) was a website that provided a directory for "
+    "torrent files and magnet links to facilitate peer-to-peer file sharing using the "
+    "BitTorrent protocol. It was founded in 2008 and by November 2014, KAT became the most "
+    "visited BitTorrent directory in the world, overtaking The Pirate Bay, according to the "
+    "site's Alexa ranking. KAT went offline on 20 July 2016 when the domain was seized by the "
+    "U.S. government."), "2024-03-01T00:00:00+00:00")
+
+
+def book_of(*passages: Evidence) -> PassageBook:
+    book = PassageBook()
+    for passage in passages:
+        book.add(passage)
+    return book
+
+
+def test_the_answer_is_split_into_plain_sentences() -> None:
+    checks = split_answer("According to the Wikipedia passage, KAT went offline in 2016 [1]. "
+                          "Helmut Mayrhofer.", "Who is the lichen named after?")
+    assert [c.text for c in checks] == ["KAT went offline in 2016.", "Helmut Mayrhofer."]
+    assert checks[1].claim == "Who is the lichen named after? Helmut Mayrhofer."
+    assert [c.index for c in checks] == [0, 1]
+
+
+def test_fragments_abstentions_and_talk_about_itself() -> None:
+    assert is_fragment("Bautzen, Saxony.") and is_fragment("In 1972.")
+    assert not is_fragment("India won the 2023 Cricket World Cup.")
+    assert not is_fragment("Silbermond is from Bautzen.")
+    assert is_abstention("The passages do not mention his birth date.")
+    assert is_abstention("I don't know.") and not is_abstention("It went offline in 2016.")
+    assert about_itself("As an AI developed by Alibaba Cloud, I cannot say.")
+    assert about_itself("If you have any other questions, feel free to ask.")
+    assert not about_itself("Feel Good Inc. is a song by Gorillaz.")
+
+
+def test_a_whole_sentence_of_a_passage_is_a_copy_a_stretch_is_not() -> None:
+    assert copied_from("KAT went offline on 20 July 2016 when the domain was seized by the "
+                       "U.S. government", [KAT]) is KAT
+    assert copied_from("KAT went offline on 20 July 2016", [KAT]) is None
+
+
+def test_rules_then_readings_decide_each_sentence() -> None:
+    question = "When did KickassTorrents go offline?"
+    book = book_of(KAT)
+    checks = split_answer("KickassTorrents went offline on 20 July 2016. It was founded by "
+                          "Artem Vaulin in Kharkiv. I don't know more.", question)
+    apply_rules(checks, question, [KAT], book)
+    assert [c.status for c in checks] == ["pending", "dropped", "abstain"]
+    assert checks[1].reason.startswith("stated in no passage: 'Artem Vaulin', 'Kharkiv'")
+    lines = [Line("value", 0, "20 July 2016", "KickassTorrents went offline on ___.")]
+    settle(checks, lines, ["20 July 2016"], question, [KAT], book)
+    assert checks[0].status == "released"
+    assert checks[0].released == "KickassTorrents went offline on 20 July 2016 [1]."
+    assert checks[0].as_check().verdict == "SUPPORTS"
+    # Read differently, and the other value is stated with the relation: corrected.
+    again = split_answer("KickassTorrents went offline in 2015.", question)
+    apply_rules(again, question, [KAT], book)
+    assert again[0].unstated == "2015"
+    settle(again, [Line("value", 0, "2015", "KickassTorrents went offline in ___.")],
+           ["20 July 2016"], question, [KAT], book)
+    assert again[0].status == "corrected"
+    assert again[0].released == "KickassTorrents went offline in 20 July 2016 [1]."
+
+
+def test_a_premise_the_passage_contradicts() -> None:
+    question = "Why did KickassTorrents go offline in 2019?"
+    covered = coverage(question, [KAT])
+    lines = premise_lines(question, covered)
+    # What the passage does not state first, then (a why-question) the names it takes as given.
+    assert [line.text for line in lines] == ["Why did KickassTorrents go offline in ___?",
+                                             "Why did ___ go offline in 2019?"]
+    assert [line.span for line in lines] == ["2019", "KickassTorrents"]
+    premise = refuted_premise(lines, ["20 July 2016", "KickassTorrents"], question, covered)
+    assert premise is not None and (premise.assumed, premise.found) == ("2019", "20 July 2016")
+    assert premise.sentence.startswith("KAT went offline on 20 July 2016")
+    # A reading of another kind (a name for a year) refutes nothing.
+    assert refuted_premise(lines, ["Pirate Bay", ""], question, covered) is None
+
+
+def test_a_second_passage_of_the_article_is_read_alone() -> None:
+    other = Evidence("kat-2", "KickassTorrents", ("History",),
+                     "KickassTorrents shut down in 2015 after a lawsuit.")
+    question = "When did KickassTorrents go offline?"
+    book = book_of(KAT, other)
+    checks = split_answer("KickassTorrents went offline on 20 July 2016.", question)
+    apply_rules(checks, question, [KAT, other], book)
+    [line] = other_line(checks, question, [KAT, other], book)
+    assert line.text == "[2] When did KickassTorrents go offline? ___"
+    value_line = Line("value", 0, "20 July 2016", "KickassTorrents went offline on ___.")
+    settle(checks, [value_line, line], ["20 July 2016", "2015"], question, [KAT, other], book)
+    found = disagreement(checks, [value_line, line], ["20 July 2016", "2015"])
+    assert found is not None and (found.value, found.other_value) == ("20 July 2016", "2015")
+    assert disagreement(checks, [value_line, line], ["20 July 2016", ""]) is None
+
+
+def test_i_dont_know_names_what_was_missing_and_the_closest_articles() -> None:
+    text = abstain_text("subject", "Who won Miss Universe 2031?", ["Miss Universe 2031"],
+                        [KAT, KAT])
+    assert text == ("I don't know: none of the Wikipedia passages I found is about “Miss "
+                    "Universe 2031” (the closest were KickassTorrents), and I'd rather not "
+                    "guess.")
+    assert abstain_text("fact", "q", (), [KAT]).startswith(
+        "I don't know: the passages I found (KickassTorrents) don't say that")
+    assert "has no passages" in abstain_text("no_passages", "q", (), ())
+
+
+def test_a_sentence_check_reports_its_verdict() -> None:
+    check = SentenceCheck(0, "x", "x", "x", status="dropped", reason="why")
+    assert check.as_check().verdict == "NOT ENOUGH INFO"

@@ -1,0 +1,45 @@
+"""Is the question's subject in the retrieved passages? Real leads, read by hand."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from freshwiki.chat._types import Evidence
+from freshwiki.chat.coverage import coverage, subject_units
+
+
+def test_subject_units_keep_a_number_with_its_name() -> None:
+    assert subject_units("Who won the 2023 Cricket World Cup?") == ["2023 Cricket World Cup"]
+    assert subject_units("Who won Miss Universe 2031?") == ["Miss Universe 2031"]
+    assert subject_units("Who fought in the main event of UFC 272?") == ["UFC 272"]
+    # A number standing alone is what a question may get wrong, not what it is about.
+    assert subject_units("Why does Brighton and Hove City Council have 70 councillors?") == [
+        "Brighton", "Hove City Council"]
+    assert subject_units("What happens to a distribution as its scale gets larger?") == []
+
+
+def test_a_near_miss_edition_is_not_covered(shared_data: Path) -> None:
+    leads = json.loads((shared_data / "wikipedia/topics/recent_articles_en.json")
+                       .read_text(encoding="utf-8"))
+    # "Miss Universe 2023 was the 72nd Miss Universe pageant ..."
+    found = [Evidence(t, t, (), leads[t]) for t in ("Miss Universe 2023",)]
+    miss = coverage("Who won Miss Universe 2031?", found)
+    assert not miss.covered and miss.missing == ("Miss Universe 2031",)
+    hit = coverage("Who won Miss Universe 2023?", found)
+    assert hit.covered and hit.about[0].title == "Miss Universe 2023" and hit.missing == ()
+
+
+def test_more_than_half_of_the_units_is_enough(shared_data: Path) -> None:
+    leads = json.loads((shared_data / "wikipedia/topics/recent_articles_en.json")
+                       .read_text(encoding="utf-8"))
+    leads |= json.loads((shared_data / "wikipedia/topics/tail_articles_en.json")
+                        .read_text(encoding="utf-8"))
+    museum = [Evidence("m", "Museum Giuseppe Gianetti", (), leads["Museum Giuseppe Gianetti"])]
+    # A false premise brings a name of its own (Murano): the museum's lead is still about the
+    # subject (2 of 3 units), so the reply can correct the premise rather than give up.
+    found = coverage("Why is Murano glass the largest collection at the Museum Giuseppe "
+                     "Gianetti in Saronno?", museum)
+    assert found.covered and found.missing == ("Murano",)
+    assert not coverage("What is the population of Quarrindale, Queensland?", museum).covered
+    assert coverage("What happens to a distribution as its scale grows?", museum).covered
