@@ -1,8 +1,9 @@
 """Per-turn time of the grounded chat against retrieve-then-answer, same model, same run.
 
 For each question, with the response cache off: the plain LLM answers alone (closed book),
-the rag system answers (retrieve 5 passages, one call: the anchor), and the grounded chat
-answers in each mode asked for (default: ``checked``). Rag and the grounded chat take turns
+the rag system answers (retrieve 5 passages, its default; one call: the anchor), and the
+grounded chat answers in each mode asked for (default: ``checked``, which reads 3 whole
+passages, its default). Rag and the grounded chat take turns
 going first, question by question, so neither always meets a warmer machine. Printed per
 system: mean and median seconds per turn, the seconds until the first released text reached
 the caller (the grounded chat streams sentences as they pass their check; for rag and the plain
@@ -41,7 +42,7 @@ from rich.console import Console
 from rich.table import Table
 
 from _provenance import data_provenance, write_result
-from freshwiki.chat import ChatMessage, GroundedChat
+from freshwiki.chat import DEFAULT_K, ChatMessage, GroundedChat
 from freshwiki.config import load_settings
 from freshwiki.llm import Message, open_llm
 from freshwiki.retrieval import open_search_index
@@ -119,7 +120,7 @@ async def measure(asked: list[str], modes: list[str], model: str | None
     index = open_search_index(settings)
     llm = open_llm(settings.model, settings=settings, cache=False)
     rag = RagSystem(llm, settings, k=K, index=index)
-    engines = {mode: GroundedChat(llm, index, mode=mode, k=K) for mode in modes}
+    engines = {mode: GroundedChat(llm, index, mode=mode) for mode in modes}  # mode's own k
     tallies = {name: Tally() for name in ("plain", "rag", *engines)}
     console = Console(stderr=True)
 
@@ -218,7 +219,7 @@ def main() -> int:
     settings = load_settings({"model": args.model} if args.model else {}).settings
     write_result(RESULTS.with_name(args.out) if args.out else RESULTS, {
         "model": settings.model,
-        "k": K,
+        "k": {"rag": K, **{mode: DEFAULT_K[mode] for mode in modes}},
         "seconds": round(time.perf_counter() - started, 1),
         # Other processes slow both systems, not by the same factor (long prompts suffer
         # more): the load says how quiet the machine was.

@@ -139,3 +139,16 @@ def test_the_best_lead_passage_keeps_its_opening_sentence() -> None:
     section = Evidence("v-1", "Varshangalkku Shesham", ("Production",), FILM)
     [other] = select_sentences(question, [section], scorer, opener=True)
     assert other.sentences == plain.sentences
+
+
+def test_the_opener_names_the_subject_in_its_own_words() -> None:
+    from freshwiki.chat._types import Evidence
+    from freshwiki.chat.facts import _opens_article
+
+    biden = Evidence("b", "Joe Biden", (), "")
+    assert _opens_article(biden, "Joseph Robinette Biden Jr. is an American politician.")
+    cup = Evidence("c", "2023 Cricket World Cup", (), "")
+    assert _opens_article(cup, "The 2023 ICC Men's Cricket World Cup was the 13th edition.")
+    assert not _opens_article(cup, "It was hosted from 5 October to 19 November in India.")
+    assert not _opens_article(cup, "The 2019 Cricket World Cup was the 12th edition.")
+    assert not _opens_article(Evidence("s", "Joe Biden", ("Career",), ""), "Joe Biden was ...")

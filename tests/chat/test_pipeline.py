@@ -394,8 +394,7 @@ async def test_wikichat_turn_end_to_end(chat_passages: list[Passage]) -> None:
     assert [c.verdict for c in trace.claims] == ["SUPPORTS", "REFUTES"]
     assert trace.draft == "It went offline in July 2016 after a seizure."
     stages = [s.stage for s in trace.stages]
-    # The claims, then the refuted claim's correction on its own (it is used only if it passes)
-    assert stages.count("query") == 1 and stages.count("verify") == 3
+    assert stages.count("query") == 1 and stages.count("verify") == 2
     # One facts call per passage retrieved for the question (the KAT and Silicon Valley
     # leads share a word with the query).
     assert index.searches[0] == ("KickassTorrents offline episodes", 5, "none")
@@ -502,19 +501,27 @@ async def test_a_wikichat_fact_naming_what_its_passage_does_not_never_reaches_th
 async def test_a_wikichat_correction_is_used_only_once_it_passes_its_own_check(
     chat_passages: list[Passage],
 ) -> None:
-    # Stage 5 refutes "... in 2015" (the evidence's date is read): its correction is a claim
-    # too, checked again; this time nothing is read for it, so it never reaches the notes.
+    # The reading puts the lead's date in place of 2015, so the claim is refuted and corrected;
+    # but the corrected claim says two things no one passage states together (the lead has
+    # the date, the planted passage the Swedish police), so the same rules do not support it
+    # and it never reaches the notes. No second reading is asked: it would be the first.
+    raid = Passage(id="raid", page_id=8, revision_id=8, title="KickassTorrents",
+                   section_path=("Raids",), timestamp=None,
+                   text="Swedish police raided KickassTorrents servers in Stockholm.")
     llm, script = scripted_llm({
         "query": js({"search": True, "query": "KickassTorrents", "time": "none", "year": 0}),
-        "facts": js({"facts": []}), "draft": "It went offline in 2015.",
-        "claims": js({"claims": ["KickassTorrents went offline in 2015."]}),
-        "verify": [js({"answers": ["20 July 2016"]}), js({"answers": [""]})],
+        "facts": js({"facts": []}), "draft": "It went offline in 2015 after a raid.",
+        "claims": js({"claims": ["KickassTorrents went offline in 2015 after a raid by "
+                                 "Swedish police."]}),
+        "verify": js({"answers": ["20 July 2016", "Swedish"]}),
         "compose": "It went offline [1].",
     })
-    reply = await GroundedChat(llm, FakeIndex(chat_passages), mode="wikichat",
+    reply = await GroundedChat(llm, FakeIndex([*chat_passages, raid]), mode="wikichat",
                                today=TODAY).respond(user(KAT_Q))
-    assert [c.verdict for c in reply.trace.claims] == ["REFUTES"]
-    assert len(script.of("verify")) == 2  # the claim, then its correction
+    [check] = reply.trace.claims
+    assert check.verdict == "REFUTES" and check.correction == (
+        "KickassTorrents went offline in 20 July 2016 after a raid by Swedish police.")
+    assert len(script.of("verify")) == 1
     assert script.of("compose") == []  # no fact, no usable claim: "I don't know"
     assert not reply.grounded
 

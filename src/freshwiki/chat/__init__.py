@@ -27,6 +27,7 @@ from freshwiki.chat._types import (
 )
 from freshwiki.chat.factcheck import check_reply
 from freshwiki.chat.pipeline import (
+    DEFAULT_K,
     MODES,
     ChatError,
     GroundedChat,
@@ -36,6 +37,7 @@ from freshwiki.chat.pipeline import (
 from freshwiki.chat.session import ChatSession, SessionTurn
 
 __all__ = [
+    "DEFAULT_K",
     "MODES",
     "ChatEngine",
     "ChatError",

@@ -165,11 +165,22 @@ def select_sentences(
 
 
 def _opens_article(evidence: Evidence, sentence: str) -> bool:
-    """Whether ``sentence``, the first of ``evidence``, is its article's defining sentence."""
+    """Whether ``sentence``, the first of ``evidence``, is its article's defining sentence.
+
+    It names the article's subject: most of the title's words (qualifier dropped), not the
+    title verbatim. Leads name their subject in full or in another form: "Joseph Robinette
+    Biden Jr. ..." opens "Joe Biden", "The 2023 ICC Men's Cricket World Cup ..." opens "2023
+    Cricket World Cup"; the exact title was required, and such openers were passed over.
+    """
     if evidence.section:
         return False
-    title = re.sub(r"\s*\(.*\)$", "", evidence.title).casefold()  # "Mercury (planet)"
-    return bool(title) and title in sentence.casefold()
+    title = re.sub(r"\s*\(.*\)$", "", evidence.title)  # "Mercury (planet)"
+    wanted = set(content_words(title))
+    if not wanted:
+        return title.casefold() in sentence.casefold() if title else False
+    have = set(content_words(sentence))
+    return len(wanted & have) * 2 >= len(wanted) and bool(set(numbers_in(title)) <= set(
+        numbers_in(sentence)))
 
 
 def facts_of(selections: Sequence[Selection]) -> list[Fact]:

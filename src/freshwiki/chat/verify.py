@@ -524,10 +524,32 @@ async def check_each(
     question: str | None = None,
 ) -> list[ClaimCheck]:
     """One cloze call per claim on its own best sentences, concurrently (``wikichat``)."""
+    return [check for check, _ in await check_each_corrected(
+        calls, claims, evidence, book, today, scorer, question=question)]
 
-    async def one(claim: str, passages: Sequence[Evidence]) -> ClaimCheck:
+
+async def check_each_corrected(
+    calls: TurnCalls,
+    claims: Sequence[str],
+    evidence: Sequence[Sequence[Evidence]],
+    book: PassageBook,
+    today: dt.date,
+    scorer: SentenceScorer,
+    *,
+    question: str | None = None,
+) -> list[tuple[ClaimCheck, ClaimCheck | None]]:
+    """:func:`check_each`, and each refuted claim's correction judged by the same rules.
+
+    A correction is a claim too, and is used only if it passes the check. Its cloze reading
+    would be the claim's own (the blank in the same place, the same sentences), so it is not
+    asked again: the correction is judged on that reading, with its value read as itself.
+    The second element is that verdict (``None`` when the claim has no correction).
+    """
+
+    async def one(claim: str, passages: Sequence[Evidence]
+                  ) -> tuple[ClaimCheck, ClaimCheck | None]:
         if not passages:
-            return ClaimCheck(claim, "NOT ENOUGH INFO", (), "nothing retrieved for the claim")
+            return ClaimCheck(claim, "NOT ENOUGH INFO", (), "nothing retrieved for the claim"), None
         items = items_of([claim], question)
         # Sentences are chosen for the claim with its values hidden, and the question:
         # chosen for "won by India", they were the ones naming India (as host).
@@ -541,7 +563,15 @@ async def check_each(
                 prompt("verify_user", today=today.isoformat(), passages=entries,
                        items=[i.text for i in items]),
                 len(items))
-        return judge(claim, question, _grouped(items, filled, 1)[0], sentences, passages)
+        answers = _grouped(items, filled, 1)[0]
+        check = judge(claim, question, answers, sentences, passages)
+        if check.verdict != "REFUTES" or not check.correction:
+            return check, None
+        read = {span: value for span, value in answers.items()
+                if value and not same_value(span, value) and not misread(span, value, claim)}
+        again = {read.get(span, span): value
+                 for span, value in answers.items()}
+        return check, judge(check.correction, question, again, sentences, passages)
 
     return list(await asyncio.gather(*(one(c, e) for c, e in zip(claims, evidence, strict=True))))
 

@@ -56,7 +56,9 @@ def chat(
     mode: Annotated[str, typer.Option(
         help="checked: answer from the passages, then check each sentence before it is shown; "
         "wikichat: WikiChat's staged pipeline (every stage its own call).")] = "checked",
-    k: Annotated[int, typer.Option("-k", help="Passages to retrieve per search.")] = 5,
+    k: Annotated[int | None, typer.Option(
+        "-k", help="Passages to retrieve per question (default: 3 checked, 5 wikichat).")
+    ] = None,
     index_name: Annotated[str | None, typer.Option(
         "--index", help="Index to chat with (default: your `main` index if built, else the "
         "default corpus).")] = None,
@@ -68,7 +70,7 @@ def chat(
     if ctx.invoked_subcommand is not None:
         return
     pipeline_mode = chat_mode(mode)
-    if k < 1:
+    if k is not None and k < 1:
         raise typer.BadParameter(f"must be at least 1, got {k}", param_hint="-k")
     run_chat(state.resolved(model=model).settings, mode=pipeline_mode, k=k,
              index_name=index_name, resume=resume, open_index=open_index, console=out,
@@ -381,7 +383,7 @@ def run_chat(
     settings: Settings,
     *,
     mode: Mode,
-    k: int,
+    k: int | None,
     index_name: str | None,
     resume: str | None,
     open_index: Callable[[Settings, str | None], HybridIndex],

@@ -24,7 +24,9 @@ def serve(
     mode: Annotated[str, typer.Option(
         help="Chat mode: checked (answer, then check each sentence) or wikichat (WikiChat's "
         "staged pipeline).")] = "checked",
-    k: Annotated[int, typer.Option("-k", help="Passages the chat retrieves per search.")] = 5,
+    k: Annotated[int | None, typer.Option(
+        "-k", help="Passages the chat retrieves per question (default: 3 checked, 5 "
+        "wikichat).")] = None,
     chat: Annotated[bool, typer.Option(
         help="Serve the chat API and page (--no-chat: search only, no model loaded).")] = True,
 ) -> None:
@@ -38,7 +40,7 @@ def serve(
     from freshwiki.serve import KEEP_ALIVE_S, create_app
 
     pipeline_mode = chat_mode(mode)
-    if k < 1:
+    if k is not None and k < 1:
         raise typer.BadParameter(f"must be at least 1, got {k}", param_hint="-k")
     settings = state.resolved(model=model).settings
     from freshwiki.serve import is_loopback

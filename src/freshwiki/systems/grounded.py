@@ -9,7 +9,8 @@ answer) with the same model.
 
 Options (``--option key=value``): ``mode`` (``checked``, the default: answer, then check each
 sentence; or ``wikichat``, WikiChat's staged pipeline; ``fast`` and ``full`` are their old
-names and are stored under the new ones), ``k`` (passages per question, default 5), ``index``
+names and are stored under the new ones), ``k`` (passages per question; 0, the default, is
+the mode's own: 3 for ``checked``, 5 for ``wikichat``), ``index``
 (default: your ``main`` index when built, else the default corpus), and for ``wikichat`` only
 ``refine`` (stage 7: ``feedback``, WikiChat's scores and feedback then a rewrite, the default;
 or ``plain``, one rewrite call) and ``facts`` (stage 2: ``llm``, summaries written by the model
@@ -24,7 +25,14 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from freshwiki.chat import ChatEngine, ChatError, ChatMessage, GroundedChat, resolve_mode
+from freshwiki.chat import (
+    DEFAULT_K,
+    ChatEngine,
+    ChatError,
+    ChatMessage,
+    GroundedChat,
+    resolve_mode,
+)
 from freshwiki.llm import LLM, Usage
 from freshwiki.retrieval import resolve_index_name
 from freshwiki.seams import Output, System, Task
@@ -34,7 +42,7 @@ from freshwiki.systems._options import SystemSetupError, read_options
 if TYPE_CHECKING:
     from freshwiki.config import Settings
 
-DEFAULTS: Mapping[str, Any] = {"mode": "checked", "k": 5, "index": "main",
+DEFAULTS: Mapping[str, Any] = {"mode": "checked", "k": 0, "index": "main",
                                "refine": "feedback", "facts": "llm"}
 REFINE_WAYS = ("feedback", "plain")
 FACTS_WAYS = ("llm", "extractive")
@@ -63,7 +71,7 @@ class GroundedSystem:
         llm: The model every pipeline stage uses.
         settings: Where the index lives.
         mode: ``checked`` or ``wikichat`` (``fast`` and ``full``, the old names, map to them).
-        k: Passages retrieved for the question.
+        k: Passages retrieved for the question (0: the mode's own, :data:`DEFAULT_K`).
         index_name: Index to search.
         refine: ``wikichat``'s stage 7, ``feedback`` or ``plain`` (see ``GroundedChat``).
         facts: ``wikichat``'s stage 2, ``llm`` or ``extractive``.
@@ -72,7 +80,7 @@ class GroundedSystem:
 
     name = "grounded"
 
-    def __init__(self, llm: LLM, settings: Settings, *, mode: str = "checked", k: int = 5,
+    def __init__(self, llm: LLM, settings: Settings, *, mode: str = "checked", k: int = 0,
                  index_name: str = "main", refine: str = "feedback", facts: str = "llm",
                  engine: ChatEngine | None = None) -> None:
         try:
@@ -95,9 +103,10 @@ class GroundedSystem:
                     f"system 'grounded': {name} applies to mode wikichat only (the checked "
                     "mode answers and checks; it has no such stage)",
                     hint="add --option mode=wikichat, or leave it out.")
+        k = k or DEFAULT_K[mode]  # 0: the mode's own
         if k < 1:
             raise SystemSetupError(f"system 'grounded': k must be at least 1, got {k}",
-                                   hint="pass e.g. --option k=5.")
+                                   hint="pass e.g. --option k=5 (or 0 for the mode's own).")
         self.llm = llm
         self.mode = mode
         self.refine = refine
