@@ -271,6 +271,11 @@ async def answer(system: Any, item: dict[str, Any]) -> dict[str, Any]:
     chat = trace.get("chat") or {}
     return {"reply": output.text, "first_reply": first,
             "grounded": bool(trace.get("grounded", True)),
+            # The grounded chat's answer before its check, and each sentence's verdict: what
+            # the check removed or corrected, to measure how often it was right to.
+            "draft": chat.get("draft"),
+            "checks": [[c["verdict"], c["claim"], c["rationale"], c["correction"]]
+                       for c in chat.get("reply_checks") or ()],
             "cited_titles": cited_titles(output),
             "conflict_note": bool(chat.get("conflicts")) or bool(_NOTE.search(output.text)),
             "llm_calls": chat.get("llm_calls"),
@@ -382,7 +387,9 @@ def summarise(name: str, items: list[dict[str, Any]], rows: dict[str, dict[str, 
         by_kind[kind] = entry
     answerable = [i for i in items if i["kind"] in ANSWERABLE]
     seconds = [rows[i["id"]]["seconds"] for i in items]
+    check = check_effect(answerable, rows, outcomes)
     return {
+        "check_effect": check,
         "n": len(items),
         "by_kind": by_kind,
         "answerable_correct": share(sum(outcomes[i["id"]] == "correct" for i in answerable),
@@ -397,6 +404,29 @@ def summarise(name: str, items: list[dict[str, Any]], rows: dict[str, dict[str, 
                    for s in ("head", "tail", "recent")
                    if any(i.get("set") == s for i in answerable)},
     }
+
+
+def check_effect(items: list[dict[str, Any]], rows: dict[str, dict[str, Any]],
+                 outcomes: dict[str, str]) -> dict[str, Any] | None:
+    """What the check did to the checked mode's own answers (answerable kinds, by rule).
+
+    The answer before the check (the trace's draft) either states every part of the gold
+    answer or not; the reply after it is correct or not. A right answer the check did not let
+    through is its false alarm; a wrong one it corrected, or withheld, is what it is for.
+    """
+    with_draft = [i for i in items if rows[i["id"]].get("draft") is not None]
+    if not with_draft:
+        return None
+    right = [i for i in with_draft
+             if all(parts_stated(rows[i["id"]]["draft"], i["answers"]))]
+    wrong = [i for i in with_draft if i not in right]
+    kept = sum(outcomes[i["id"]] == "correct" for i in right)
+    corrected = sum(outcomes[i["id"]] == "correct" for i in wrong)
+    withheld = sum(outcomes[i["id"]] == "dont_know" for i in wrong)
+    return {"answers_right": len(right), "kept_right": kept,
+            "right_kept_share": share(kept, len(right)),
+            "answers_not_right": len(wrong), "corrected": corrected,
+            "withheld": withheld, "neither": len(wrong) - corrected - withheld}
 
 
 def paired(a: str, b: str, items: list[dict[str, Any]], replies: dict[str, Any],

@@ -235,7 +235,8 @@ async def test_a_follow_up_is_resolved_before_retrieval(chat_passages: list[Pass
     assert reply.trace.queries[0].text == "When did KickassTorrents go offline?"
     assert reply.text == "KickassTorrents went offline on 20 July 2016 [1]."
     [answer] = script.of("answer")
-    assert "Earlier in the conversation:\nUser: Tell me about KickassTorrents." in answer.user
+    assert "The user asked before:\nUser: Tell me about KickassTorrents." in answer.user
+    assert "It was a torrent site" not in answer.user  # earlier replies are left out
 
 
 async def test_injected_passage_text_never_reaches_a_prompt(chat_passages: list[Passage]) -> None:
@@ -557,3 +558,15 @@ async def test_wikichat_extractive_facts_copy_the_passages(chat_passages: list[P
                                facts="extractive", today=TODAY).respond(user(KAT_Q))
     assert script.of("facts") == []
     assert OFFLINE in [f.text for f in reply.trace.facts]
+
+
+async def test_no_note_on_numbers_the_reply_did_not_give(chat_passages: list[Passage]) -> None:
+    # The Silicon Valley lead says 53 episodes aired, the planted passage 60: a disagreement,
+    # but not about what was asked or answered (who created the series): no note.
+    llm, _ = scripted_llm({"answer": "Silicon Valley was created by Mike Judge, John Altschuler "
+                                     "and Dave Krinsky.",
+                           "check": lambda m: reads(*("" for _ in lines_of(m)))})
+    reply = await GroundedChat(llm, FakeIndex([*chat_passages, SV_60]), today=TODAY).respond(
+        user("Who created the Silicon Valley series with 60 episodes?"))
+    assert "Mike Judge" in reply.text and "disagree" not in reply.text
+    assert reply.trace.conflicts == ()

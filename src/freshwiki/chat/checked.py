@@ -100,11 +100,17 @@ def passage_entries(passages: Sequence[Evidence], book: PassageBook) -> list[dic
 
 def answer_messages(history: Sequence[ChatMessage], entries: Sequence[dict[str, str]],
                     today: dt.date) -> list[Message]:
-    """The answer call: passages, then (after earlier turns, if any) the question."""
+    """The answer call: passages, then the user's earlier questions, then the question.
+
+    Earlier *replies* are left out: the passages carry the facts, and a small model shown
+    its last reply repeats it. Measured: after a turn answered "I don't know", the follow-up
+    "And which country hosted it?" was answered with that same template word for word.
+    """
+    asked = [m for m in history[:-1] if m.role == "user"]
     return messages_for(
         prompt("answer_system", today=today.isoformat()),
         prompt("answer_user", passages=entries, task="answer",
-               conversation=transcript(history[:-1]), message=history[-1].content.strip()))
+               conversation=transcript(asked), message=history[-1].content.strip()))
 
 
 def check_messages(entries: Sequence[dict[str, str]], today: dt.date, lines: Sequence[str]

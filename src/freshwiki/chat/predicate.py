@@ -439,10 +439,11 @@ def best_statement(sentence: str, question: str | None, passages: Sequence[Evide
             windows += [f"{a} {b}" for a, b in itertools.pairwise(pieces)
                         if any(stated(v, a) for v in values)
                         and any(stated(v, b) for v in values)]
-        # What the subject *is* ("a liverwort") is a property of the subject: the passage may
-        # say it in another sentence than the one with the value ("... is a species of
-        # liverwort ... It is known from South Africa").
-        described = _evidence_words(whole)
+        # What the subject *is* ("a liverwort") is a property of the subject: the article may
+        # say it in another sentence, or another passage of its lead, than the one with the
+        # value ("... is a species of liverwort ... It is known from South Africa").
+        described = set().union(*(_evidence_words(f"{e.title}. {e.text}") for e in passages
+                                  if e.title == evidence.title))
         for window in windows:
             text = f"{evidence.title}. {window}"
             spans_ok = subject_ok and all(stated_phrase(span, text) for span in values)
