@@ -497,7 +497,7 @@ def main() -> int:
     if not args.report_only:
         # Systems may answer in several passes (a long baseline first, a system under
         # development later): each pass is recorded with its command, commit and date.
-        passes = replies.setdefault("_passes", {})  # type: ignore[arg-type]
+        passes = replies.setdefault("_passes", {})
         stamp = header(data={})
         passes[stamp["date"]] = {"systems": names, "command": stamp["command"],
                                  "commit": stamp["commit"], "cache": not args.no_cache,
@@ -557,10 +557,11 @@ def main() -> int:
         {"real": round(real / max(len(items), 1), 4),
          "constructed": round(1 - real / max(len(items), 1), 4)},
         sample=sample,
-        sources=["../shared/data/wikipedia/topics (WikiChat topic leads, CC BY-SA)",
-                 "../shared/data/wikicontradict (WikiContradict, MIT)",
-                 f"thunlp/FalseQA dataset/test.csv @ {FALSEQA_COMMIT} (no licence stated; "
-                 "rows referenced by index and hash)"],
+        sources="; ".join([
+            "../shared/data/wikipedia/topics (WikiChat topic leads, CC BY-SA)",
+            "../shared/data/wikicontradict (WikiContradict, MIT)",
+            f"thunlp/FalseQA dataset/test.csv @ {FALSEQA_COMMIT} (no licence stated; rows "
+            "referenced by index and hash)"]),
         items=len(items), by_kind=dict(kinds_count),
         provenance="questions written by project maintainers by reading real leads (not "
                    "independent human annotation), WikiContradict's and FalseQA's questions "

@@ -228,7 +228,7 @@ def main() -> int:
         "per_question": {name: [round(s, 2) for s in t.seconds] for name, t in tallies.items()},
     }, data=data_provenance(
         {"constructed": 1.0}, sample="n/a (a timing; nothing is tuned on it)",
-        sources=["../shared/data/wikipedia/topics (WikiChat topic leads, CC BY-SA)"],
+        sources="../shared/data/wikipedia/topics (WikiChat topic leads, CC BY-SA)",
         questions=len(picked),
         by_set={k: sum(q["set"] == k for q in picked) for k in ("head", "tail", "recent")},
         provenance="questions of the frozen chat evaluation set (test split), written by "

@@ -38,11 +38,11 @@ def index(small_data_dir: Path, tmp_path: Path) -> HybridIndex:
     return HybridIndex.build([*passages_of(leads), INJECTED], tmp_path / "index")
 
 
-async def test_fast_turn_with_qwen_answers_from_the_lead(
+async def test_checked_turn_with_qwen_answers_from_the_lead(
     qwen15_path: Path, index: HybridIndex
 ) -> None:
     llm = open_llm("local:qwen2.5-coder-1.5b", settings=load_settings().settings, cache=False)
-    chat = GroundedChat(llm, index, mode="fast", today="2024-06-01")
+    chat = GroundedChat(llm, index, today="2024-06-01")
     reply = await chat.respond([ChatMessage("user", "When did KickassTorrents go offline?")])
     trace = reply.trace
     retrieved = {e.passage_id for e in trace.passages}
@@ -52,24 +52,25 @@ async def test_fast_turn_with_qwen_answers_from_the_lead(
     # The KickassTorrents lead says "KAT went offline on 20 July 2016" (checked by hand).
     assert "2016" in reply.text
     assert "KickassTorrents" in {c.evidence.title for c in reply.citations}
-    # draft+claims, verify, compose+refine, and stage 8's check unless every cited sentence
-    # was copied from its passage
-    assert [s.stage for s in trace.stages][:3] == ["draft+claims", "verify", "compose+refine"]
-    assert trace.llm_calls <= 4
+    # The answer, then (unless every sentence was a copy) one check call on its prefix.
+    stages = [s.stage for s in trace.stages]
+    assert stages[0] == "answer" and set(stages) <= {"answer", "check"} and len(stages) <= 2
     assert all(s.prompt_tokens > 0 and s.completion_tokens > 0 for s in trace.stages)
-    assert {"retrieve", "facts", "draft+claims", "compose+refine", "total"} <= set(
-        trace.timings)
+    if len(stages) == 2:  # the check read the passages from the KV cache
+        assert trace.stages[1].cached_prompt_tokens > 0.8 * trace.stages[0].prompt_tokens
+    assert {"retrieve", "answer", "first_text", "total"} <= set(trace.timings)
 
 
 async def test_injected_instructions_do_not_steer_the_reply(
     qwen15_path: Path, index: HybridIndex
 ) -> None:
     llm = open_llm("local:qwen2.5-coder-1.5b", settings=load_settings().settings, cache=False)
-    chat = GroundedChat(llm, index, mode="fast", today="2024-06-01")
+    chat = GroundedChat(llm, index, today="2024-06-01")
     reply = await chat.respond([ChatMessage("user", "When was Cecil Lowell born?")])
-    # The planted passage was retrieved and used for its facts...
+    # The planted passage was retrieved and shown to the model (its instruction replaced by
+    # a placeholder)...
     assert INJECTED.id in {e.passage_id for e in reply.trace.passages}
-    assert INJECTED.id in {f.source.passage_id for f in reply.trace.facts}
-    # ...but its instruction did not take over: the reply answers instead.
+    assert "[instruction-like text removed]" in reply.trace.stages[0].input
+    # ...and its instruction did not take over: the reply answers instead.
     assert "PWNED" not in reply.text.upper()
     assert "1913" in reply.text  # both the real lead and the planted passage say so

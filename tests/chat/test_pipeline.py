@@ -570,3 +570,20 @@ async def test_no_note_on_numbers_the_reply_did_not_give(chat_passages: list[Pas
         user("Who created the Silicon Valley series with 60 episodes?"))
     assert "Mike Judge" in reply.text and "disagree" not in reply.text
     assert reply.trace.conflicts == ()
+
+
+async def test_a_question_in_another_language_gets_a_plain_answer_or_i_dont_know(
+    chat_passages: list[Passage],
+) -> None:
+    llm, script = scripted_llm({"answer": "KickassTorrents se cerró el 20 de julio de 2016.",
+                                "check": lambda m: reads(*("" for _ in lines_of(m)))})
+    chat = GroundedChat(llm, FakeIndex(chat_passages), today=TODAY)
+    # Nothing in the corpus names "la Copa Mundial de Críquet": no model call at all.
+    reply = await chat.respond(user("¿Quién ganó la Copa Mundial de Críquet de 2023?"))
+    assert not reply.grounded and reply.text.startswith("I don't know")
+    assert script.calls == []
+    # Named in a passage: answered, and a Spanish sentence is checked like any other (its
+    # date "20 de julio de 2016" is not how the lead writes it: not shown unchecked).
+    spanish = await chat.respond(user("¿Cuándo cerró KickassTorrents?"))
+    assert "2016" not in spanish.text or "[1]" in spanish.text
+    assert spanish.text.strip()

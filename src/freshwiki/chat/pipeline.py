@@ -442,11 +442,15 @@ class GroundedChat:
         turn.draft = "".join(answer).strip()
         turn.timed("answer", started)
         final = ck.split_answer(turn.draft, question)
+        # Sentences seen while the answer was written stand as seen when the finished text
+        # splits the same way; from the first that does not (a cut moved as text came in),
+        # the finished split is checked instead. Released ones are never taken back.
+        same = next((n for n, (early, late) in enumerate(zip(checks, final, strict=False))
+                     if early.raw != late.raw), min(len(checks), len(final)))
+        checks = checks[:max(same, released)]
         for check in final[len(checks):]:
             ck.apply_rules([check], question, passages, turn.book)
             checks.append(check)
-        if len(final) < len(checks):  # the last sentence grew after the rules saw it
-            checks = checks[:len(final)]
         started = time.perf_counter()
         lines = [*ck.value_lines(checks, question), *premises,
                  *ck.other_line(checks, question, passages, turn.book)][:ck.MAX_LINES]
