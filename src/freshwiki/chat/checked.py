@@ -8,30 +8,45 @@ The checked mode keeps the good answer and adds the check on top:
 1. **Answer** (one call): the retrieved passages, whole and numbered, then the question, under a
    system prompt close to the rag system's (``answer_system.j2``, ``answer_user.j2``). Nothing
    is shown yet.
-2. **Rules**, per sentence of the answer, no model call:
+2. **Rules**, per sentence of the answer as soon as it is written, no model call
+   (:func:`apply_rules`):
 
    - a sentence copied word for word from a passage is released as it is, citing that passage;
+   - an answer saying it does not know, or a sentence about the assistant, is not a claim;
    - otherwise the predicate check (:mod:`freshwiki.chat.predicate`) finds the passage and
-     sentence that state its values with its subject; a sentence whose values no passage
-     states with its subject is dropped (this is what stops an invented answer: measured on
-     187 wrong closed-book answers to earlier questions, the rules let 8 through);
+     sentence that state its values with its subject. A sentence whose values no passage
+     states with its subject is dropped; an aside holding the only unsupported value ("...
+     held in Doha, Qatar") is left out instead; a single value the passages lack, or state
+     only elsewhere, is kept for a reading (step 3), which may correct it;
    - a bare fragment ("Helmut Mayrhofer.") is checked as the question's answer ("Who is the
      lichen named after? Helmut Mayrhofer"), so the question's relation has to be stated too.
 
 3. **Check** (one call, same system prompt and passages as the answer, so llama.cpp reads the
-   evidence once): each remaining value is blanked out of its sentence and the model fills the
-   blank from the passages (the cloze reading of :mod:`freshwiki.chat.verify`). The same call
-   reads the question's premises (:func:`premise_lines`) and, when a second passage of the same
-   article could give another value, what that passage alone says.
-4. **Release**, in answer order: a sentence whose values the reading gives back (or leaves
-   blank) and whose relation the evidence states, as written, with the passage it rests on
-   cited; a sentence whose value the reading gives *differently*, replaced by the corrected
-   sentence when the corrected sentence passes the predicate check itself (its own blank is
-   the one just read, so reading it again would only repeat the answer), else dropped.
+   evidence once; :func:`read_lines`): each pending sentence's asked value is blanked out and
+   the model fills the blank from the passages (the cloze reading of
+   :mod:`freshwiki.chat.verify`). The same call reads the question's doubtful premises
+   (:func:`premise_lines`) and, when a second passage of the same article could give another
+   value, what that passage alone says (:func:`other_line`).
+4. **Release**, in answer order (:func:`settle`):
 
-What is released is exactly what passed; the rest is in the trace (``TurnTrace.removed`` and
-``reply_checks``). When nothing passes, the reply says "I don't know" and names the passages it
-found (``checked_abstain.j2``): nothing unchecked is ever shown, fallback text included.
+   - a value the reading gives *differently*, which the passage states: the sentence with that
+     value, if the corrected sentence passes the predicate check in full (its own blank is
+     the one just read, so reading it again would only repeat the answer); else dropped;
+   - a strong relation (won, born, directed, what the subject *is*) missing from the
+     sentence that states the value, stated with another doer, or contradicted ("born"
+     where the evidence says "died"): the value or doer of the sentence that states the
+     relation, if there is exactly one (:func:`~freshwiki.chat.predicate.anchored`); else
+     dropped;
+   - otherwise released as written, citing the passage it rests on: a relation in other words
+     ("a resident of" for "lived in") is taken for one value, or when the reading gave the
+     values back.
+
+Then a refuted premise is stated first, with the evidence sentence quoted
+(:func:`premise_note`), and a disagreement between two passages last
+(:func:`disagreement_note`). What is released is exactly what passed; the rest is in the trace
+(``TurnTrace.removed`` and ``reply_checks``). When nothing passes, the reply says "I don't
+know" and names the passages it found (``checked_abstain.j2``): nothing unchecked is ever
+shown, fallback text included.
 """
 
 from __future__ import annotations
