@@ -457,10 +457,17 @@ def main() -> int:
     parser.add_argument("--falseqa", type=Path, default=None,
                         help=f"a clone of github.com/thunlp/FalseQA at {FALSEQA_COMMIT}")
     parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--stride", type=int, default=1,
+                        help="answer every K-th item only (a spread-out subset for a slow "
+                             "system; the report then scores that subset)")
     parser.add_argument("--no-cache", action="store_true",
                         help="pay for every call (the timing in the replies is then real)")
     parser.add_argument("--out", default=None, help="result file name under "
                                                     "experiments/results")
+    parser.add_argument("--replies", default=None,
+                        help="replies file under experiments/results (default: the result "
+                             "file's name + _replies): score a subset of systems of a run, "
+                             "e.g. one that answered only part of the items, on its own")
     parser.add_argument("--report-only", action="store_true",
                         help="no model calls: score the stored replies")
     parser.add_argument("--sample", default=None,
@@ -477,12 +484,15 @@ def main() -> int:
     if any(k not in KINDS for k in kinds):
         parser.error(f"--kinds: choose from {list(KINDS)}")
     items = load_items(args.split, kinds, legacy, args.falseqa)
+    if args.stride < 1:
+        parser.error("--stride must be 1 or more")
+    items = items[:: args.stride]
     if args.limit:
         items = items[: args.limit]
     default = (f"chat_accuracy_legacy_{'_'.join(legacy)}.json" if legacy
                else RESULTS.name if args.split == "test" else "chat_accuracy_eval_dev.json")
     out = RESULTS.with_name(args.out or default)
-    raw = out.with_name(out.stem + "_replies.json")
+    raw = out.with_name(args.replies or out.stem + "_replies.json")
     replies: dict[str, dict[str, Any]] = {}
     if raw.exists():
         replies = json.loads(raw.read_text(encoding="utf-8"))

@@ -23,6 +23,8 @@ Run::
 
     .venv/bin/python experiments/chat_eval_labels.py export --out /tmp/to_read.json
     .venv/bin/python experiments/chat_eval_labels.py merge /tmp/to_read.key.json /tmp/read.jsonl
+
+``--new-only`` exports only replies not labelled yet, so a long run can be read in batches.
 """
 
 from __future__ import annotations
@@ -80,6 +82,10 @@ def export(args: argparse.Namespace) -> int:
     raw = ca.RESULTS.with_name(args.replies)
     replies = json.loads(raw.read_text(encoding="utf-8"))
     rows = to_read(list(items.values()), replies)
+    if args.new_only and ca.LABELS.exists():
+        done = {json.loads(line)["key"] for line in ca.LABELS.read_text(encoding="utf-8")
+                .splitlines() if line.strip()}
+        rows = [row for row in rows if row["key"] not in done]
     sheet, keys = [], []
     for number, row in enumerate(rows, start=1):
         item = items[row["id"]]
@@ -134,6 +140,9 @@ def main() -> int:
     out.add_argument("--split", default="test")
     out.add_argument("--replies", default="chat_accuracy_eval_replies.json")
     out.add_argument("--falseqa", type=Path, default=None)
+    out.add_argument("--new-only", action="store_true",
+                     help="leave out replies already labelled in labels.jsonl (read a run in "
+                          "batches while it is still writing replies)")
     out.set_defaults(run=export)
     back = sub.add_parser("merge")
     back.add_argument("key", help="the .key.json file export wrote beside the sheet")
