@@ -12,7 +12,7 @@ reply. What is exported:
   reply goes along with a premise is read, never ruled);
 - for the absent kinds, every reply the rules call ``answered`` (an abstention in words the
   rule does not know is then read as one);
-- for the answerable kinds, every rag and checked reply the rules call ``correct`` or
+- for the answerable kinds, every rag, checked and wikichat reply the rules call ``correct`` or
   ``partial``, so that a reply stating the answer and something false besides is caught
   (``overrides``).
 
@@ -66,7 +66,7 @@ def to_read(items: list[dict[str, Any]], replies: dict[str, dict[str, Any]]
             ruled = ca.rule_outcome(item, reply["reply"], reply["grounded"])
             wanted = (ruled == "other" or kind in ("false_premise", "falseqa")
                       or (kind in ca.ABSENT and ruled == "answered")
-                      or (kind in ca.ANSWERABLE and system in ("rag", "checked")
+                      or (kind in ca.ANSWERABLE and system in ("rag", "checked", "wikichat")
                           and ruled in ("correct", "partial")))
             if wanted:
                 out.append({"system": system, "id": item["id"], "kind": kind,
