@@ -82,6 +82,16 @@ class Tally:
     completion_tokens: list[int] = field(default_factory=list)
     reused_tokens: list[int] = field(default_factory=list)
 
+    def add(self, seconds: float, first_text: float | None, calls: int, prompt: int,
+            completion: int, reused: int) -> None:
+        """One turn (``first_text`` None: the text came at the end of the turn)."""
+        self.seconds.append(seconds)
+        self.first_text.append(first_text or seconds)
+        self.calls.append(calls)
+        self.prompt_tokens.append(prompt)
+        self.completion_tokens.append(completion)
+        self.reused_tokens.append(reused)
+
     def row(self, anchor: list[float]) -> dict[str, Any]:
         mean = statistics.fmean(self.seconds)
         low, high = ratio_interval(self.seconds, anchor)
@@ -127,26 +137,18 @@ async def measure(asked: list[str], modes: list[str], model: str | None
     async def plain(question: str) -> None:
         started = time.perf_counter()
         result = await llm.chat(vanilla_messages(question), max_tokens=512, tag="bench:plain")
-        tally = tallies["plain"]
-        tally.seconds.append(time.perf_counter() - started)
-        tally.first_text.append(tally.seconds[-1])
-        tally.calls.append(1)
-        tally.prompt_tokens.append(result.usage.prompt_tokens)
-        tally.completion_tokens.append(result.usage.completion_tokens)
-        tally.reused_tokens.append(result.usage.cached_prompt_tokens)
+        usage = result.usage
+        tallies["plain"].add(time.perf_counter() - started, None, 1, usage.prompt_tokens,
+                             usage.completion_tokens, usage.cached_prompt_tokens)
 
     async def retrieve_then_answer(question: str) -> None:
         task = Task(sample=Sample(id=question, input=question), template="qa",
                     messages=(Message.user(question),), query=question, max_tokens=512)
         started = time.perf_counter()
         output = await rag.respond(task)
-        tally = tallies["rag"]
-        tally.seconds.append(time.perf_counter() - started)
-        tally.first_text.append(tally.seconds[-1])
-        tally.calls.append(1)
-        tally.prompt_tokens.append(output.usage.prompt_tokens)
-        tally.completion_tokens.append(output.usage.completion_tokens)
-        tally.reused_tokens.append(output.usage.cached_prompt_tokens)
+        usage = output.usage
+        tallies["rag"].add(time.perf_counter() - started, None, 1, usage.prompt_tokens,
+                           usage.completion_tokens, usage.cached_prompt_tokens)
 
     async def grounded(mode: str, question: str) -> None:
         started = time.perf_counter()
@@ -155,14 +157,10 @@ async def measure(asked: list[str], modes: list[str], model: str | None
         async for delta in stream:
             if delta.strip() and not first:
                 first = time.perf_counter() - started
-        tally = tallies[mode]
-        tally.seconds.append(time.perf_counter() - started)
-        tally.first_text.append(first or tally.seconds[-1])
         trace = stream.reply.trace
-        tally.calls.append(trace.llm_calls)
-        tally.prompt_tokens.append(trace.prompt_tokens)
-        tally.completion_tokens.append(trace.completion_tokens)
-        tally.reused_tokens.append(sum(s.cached_prompt_tokens for s in trace.stages))
+        tallies[mode].add(time.perf_counter() - started, first or None, trace.llm_calls,
+                          trace.prompt_tokens, trace.completion_tokens,
+                          sum(s.cached_prompt_tokens for s in trace.stages))
 
     try:
         # Untimed warm-up: loads the weights and the embedder.
