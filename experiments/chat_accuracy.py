@@ -449,7 +449,7 @@ def paired(a: str, b: str, items: list[dict[str, Any]], replies: dict[str, Any],
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--systems", default="vanilla,rag,checked,wikichat")
-    parser.add_argument("--split", default="test", choices=("test", "dev"))
+    parser.add_argument("--split", default="test", choices=("test", "dev", "test2"))
     parser.add_argument("--kinds", default=",".join(KINDS))
     parser.add_argument("--legacy", default="",
                         help="comma-separated earlier development sets instead ("
