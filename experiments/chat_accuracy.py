@@ -490,7 +490,8 @@ def main() -> int:
     if args.limit:
         items = items[: args.limit]
     default = (f"chat_accuracy_legacy_{'_'.join(legacy)}.json" if legacy
-               else RESULTS.name if args.split == "test" else "chat_accuracy_eval_dev.json")
+               else RESULTS.name if args.split == "test"
+               else f"chat_accuracy_eval_{args.split}.json")
     out = RESULTS.with_name(args.out or default)
     raw = out.with_name(args.replies or out.stem + "_replies.json")
     replies: dict[str, dict[str, Any]] = {}
@@ -555,7 +556,10 @@ def main() -> int:
     sample = args.sample or (
         "in sample (earlier development sets, read to tune the chat)" if legacy else
         "out of sample: the test split, frozen before the checked mode was written and never "
-        "tuned on" if args.split == "test" else "development split (tuned on)")
+        "tuned on" if args.split == "test" else
+        "out of sample: the test2 split, frozen before the premise and coverage changes it "
+        "measures and never tuned on (the test split is in sample from then on)"
+        if args.split == "test2" else "development split (tuned on)")
     write_result(out, {
         "model": settings.model,
         "seconds": round(time.perf_counter() - started, 1),

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from freshwiki.chat._evidence import PassageBook
 from freshwiki.chat._types import Evidence
 from freshwiki.chat.checked import (
@@ -99,6 +102,58 @@ def test_a_premise_the_passage_contradicts() -> None:
     assert premise.sentence.startswith("KAT went offline on 20 July 2016")
     # A reading of another kind (a name for a year) refutes nothing.
     assert refuted_premise(lines, ["Pirate Bay", ""], question, covered) is None
+
+
+def _lead(shared_data: Path, topics: str, title: str) -> Evidence:
+    leads = json.loads((shared_data / f"wikipedia/topics/{topics}_articles_en.json")
+                       .read_text(encoding="utf-8"))
+    return Evidence(title, title, (), leads[title])
+
+
+def test_a_premise_the_answer_restates_is_read_in_its_statement(shared_data: Path) -> None:
+    # Lead: "Reminiscences of a Stock Operator is a 1923 roman à clef by American author
+    # Edwin Lefèvre. ... inspired by the life of stock trader Jesse Livermore ..."
+    lead = _lead(shared_data, "head", "Reminiscences of a Stock Operator")
+    question = "Why did Jesse Livermore write Reminiscences of a Stock Operator?"
+    covered = coverage(question, [lead])
+    checks = split_answer("Jesse Livermore wrote Reminiscences of a Stock Operator because he "
+                          "was inspired by his own life.", question)
+    lines = premise_lines(question, covered, checks)
+    # The answer's statement cut before its reason, then the question itself.
+    assert [(x.span, x.text) for x in lines[:2]] == [
+        ("Jesse Livermore", "___ wrote Reminiscences of a Stock Operator."),
+        ("Jesse Livermore", "Why did ___ write Reminiscences of a Stock Operator?")]
+    blank = [""] * (len(lines) - 1)
+    premise = refuted_premise(lines, ["Edwin Lefèvre", *blank], question, covered)
+    # Livermore is in the lead, but not as the one who wrote it: refuted.
+    assert premise is not None and premise.found == "Edwin Lefèvre"
+    assert premise.sentence.startswith("Reminiscences of a Stock Operator is a 1923 roman")
+    assert refuted_premise(lines, ["Jesse Livermore", *blank], question, covered) is None
+
+
+def test_a_place_premise_is_refuted_beside_another_asked_relation(shared_data: Path) -> None:
+    # Lead: "... struck Jishishan County, in Gansu Province, China."
+    lead = _lead(shared_data, "recent", "2023 Jishishan earthquake")
+    question = ("What was the death toll of the December 2023 Jishishan earthquake in Sichuan "
+                "province?")
+    covered = coverage(question, [lead])
+    [line] = premise_lines(question, covered)
+    premise = refuted_premise([line], ["Gansu"], question, covered)
+    assert premise is not None and (premise.assumed, premise.found) == ("Sichuan", "Gansu")
+    # A reading the lead does not state refutes nothing.
+    assert refuted_premise([line], ["Hubei"], question, covered) is None
+
+
+def test_a_name_missing_from_passages_the_question_does_not_name_is_not_refuted(
+        shared_data: Path) -> None:
+    # Another politician's lead: it says nothing about Asha Bishwakarma.
+    other = _lead(shared_data, "tail", "Pratikshya Tiwari Mukhiya")
+    question = "Why did Asha Bishwakarma stand for the CPN (UML) in Nepal's 2022 general election?"
+    covered = coverage(question, [other])
+    assert covered.covered  # CPN, UML and the 2022 election are in it
+    lines = [Line("premise", -1, "Asha Bishwakarma",
+                  "___ stood for the CPN (UML) in Nepal's 2022 general election.")]
+    assert refuted_premise(lines, ["Pratikshya Tiwari Mukhiya"], question, covered) is None
 
 
 def test_a_second_passage_of_the_article_is_read_alone() -> None:

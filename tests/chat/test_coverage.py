@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from freshwiki.chat._types import Evidence
-from freshwiki.chat.coverage import coverage, subject_units
+from freshwiki.chat.coverage import coverage, named_by, subject_units
 
 
 def test_subject_units_keep_a_number_with_its_name() -> None:
@@ -43,3 +43,20 @@ def test_more_than_half_of_the_units_is_enough(shared_data: Path) -> None:
     assert found.covered and found.missing == ("Murano",)
     assert not coverage("What is the population of Quarrindale, Queensland?", museum).covered
     assert coverage("What happens to a distribution as its scale grows?", museum).covered
+
+
+def test_a_passage_whose_title_the_question_names_is_about_it(shared_data: Path) -> None:
+    leads = json.loads((shared_data / "wikipedia/topics/head_articles_en.json")
+                       .read_text(encoding="utf-8"))
+    # "Malice murder is a criminal offense in the U.S. state of Georgia." The only unit of the
+    # question is the false premise's "Texas"; the lead is still about what was asked.
+    malice = [Evidence("mm", "Malice murder", (), leads["Malice murder"])]
+    found = coverage("What is the penalty for malice murder under Texas law?", malice)
+    assert found.covered and found.missing == ("Texas",)
+    # A one-word title counts only as a whole unit of the question.
+    assert named_by("Who founded the Bitcoin Museum in Oslo?", "Bitcoin",
+                    subject_units("Who founded the Bitcoin Museum in Oslo?")) is False
+    assert named_by("Why is Bitcoin slow?", "Bitcoin", ["Bitcoin"]) is True
+    # A disambiguating bracket is not part of the name.
+    assert named_by("Who directed One on One in 1977?", "One on One (1977 film)", []) is True
+    assert named_by("Who won the 2031 Cricket World Cup?", "2023 Cricket World Cup", []) is False

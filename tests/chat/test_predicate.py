@@ -97,6 +97,15 @@ def test_the_value_must_stand_with_its_relation(leads: dict[str, str]) -> None:
                              "Cup title."
 
 
+def test_coining_a_term_is_a_strong_relation(leads: dict[str, str]) -> None:
+    # "Girls Names was a band from Belfast ... formed in 2009 by Cathal Cully and Neil
+    # Brogan." Forming a band is not coining a term: the missing "coined" must not pass.
+    band = lead(leads, "Girls Names")
+    claim = "The term 'girly girl' was coined by Cathal Cully and Neil Brogan."
+    found = best_statement(claim, "Who coined the term 'girly girl'?", [band])
+    assert found is not None and found.strong_missing == ("coined",)
+
+
 def test_a_swapped_doer_is_put_back(leads: dict[str, str]) -> None:
     cup = lead(leads, "2024 United Cup")
     claim = "Poland won the 2024 United Cup by defeating Germany 2-1 in the tennis final."

@@ -10,9 +10,11 @@ decides the first one by rules, before any model call:
    passage is, the answer is "I don't know", naming what was not found and the closest
    articles. More than half, not all: a false premise brings a name of its own ("Why is Murano
    glass the largest collection of the Museum Giuseppe Gianetti?"), and the reply should
-   correct it, not give up. Numbers standing alone ("70 councillors") are not units: they are
-   what a question may get wrong. A question without names (definitions, "what happens to a
-   distribution as its scale grows") is never refused here.
+   correct it, not give up; and a passage whose title the question names in full is about
+   it whatever else the question names (:func:`named_by`). Numbers standing alone ("70
+   councillors") are not units: they are what a question may get wrong. A question without
+   names (definitions, "what happens to a distribution as its scale grows") is never refused
+   here.
 2. **The passages about it do not state what was asked.** Decided after the answer, by its
    check: nothing the model wrote survives (:mod:`freshwiki.chat.checked`).
 
@@ -70,6 +72,21 @@ def _has_letters(span: str) -> bool:
         r"[\d\s.,%]+(?:st|nd|rd|th)?", span)
 
 
+def named_by(question: str, title: str, units: Sequence[str]) -> bool:
+    """Whether the question names the article ``title`` in full ("malice murder", "The Connells").
+
+    Such a passage is about the subject even when the question brings names of its own that
+    it lacks, which is what a false premise does ("What is the penalty for malice murder under
+    Texas law?": the lead says Georgia; "Texas" was the only unit, and the chat refused).
+    One-word titles count only as a whole unit: "Bitcoin" inside "the Bitcoin Museum in Oslo"
+    is not the museum.
+    """
+    name = re.sub(r"\s*\([^()]*\)\s*$", "", title).strip()
+    if not name or re.search(rf"(?<!\w){re.escape(name)}(?!\w)", question, re.IGNORECASE) is None:
+        return False
+    return len(name.split()) >= 2 or any(u.casefold() == name.casefold() for u in units)
+
+
 @dataclass(frozen=True)
 class Coverage:
     """What the retrieved passages say about the question's subject.
@@ -100,7 +117,7 @@ def coverage(question: str, passages: Sequence[Evidence]) -> Coverage:
     for rank, evidence in enumerate(passages):
         text = f"{evidence.title}. {evidence.text}"
         have = [unit for unit in units if stated(unit, text)]
-        if len(have) * 2 > len(units):
+        if len(have) * 2 > len(units) or named_by(question, evidence.title, units):
             scored.append((-len(have), rank, evidence))
     about = tuple(e for _, _, e in sorted(scored, key=lambda item: item[:2]))
     if not about:

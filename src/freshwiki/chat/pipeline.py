@@ -418,7 +418,7 @@ class GroundedChat:
             yield self._abstain(turn, "subject", question, covered.missing, passages)
             return
         entries = ck.passage_entries(passages, turn.book)
-        premises = ck.premise_lines(question, covered)
+        premises = ck.premise_spans(question, covered)
         checks: list[ck.SentenceCheck] = []
         released = 0
         # The answer streams in; each finished sentence goes through the rules at once, and
@@ -452,7 +452,8 @@ class GroundedChat:
             ck.apply_rules([check], question, passages, turn.book)
             checks.append(check)
         started = time.perf_counter()
-        lines = [*ck.value_lines(checks, question), *premises,
+        lines = [*ck.value_lines(checks, question),
+                 *ck.premise_lines(question, covered, checks),
                  *ck.other_line(checks, question, passages, turn.book)][:ck.MAX_LINES]
         read = await ck.read_lines(turn.calls, entries, turn.today, lines)
         ck.settle(checks, lines, read, question, passages, turn.book)

@@ -95,7 +95,7 @@ _BORN = re.compile(r"\((?:born|b\.)\s+[^()]*\d{3,4}[^()]*\)", re.IGNORECASE)
 STRONG = frozenset({
     "begin", "end", "win", "lose", "defeat", "birth", "death", "found", "dissolv", "elect",
     "award", "marri", "succeed", "replac", "captain", "coach", "manag", "direct", "write",
-    "compos", "design", "invent", "discover", "host", "open", "clos", "join", "leav",
+    "compos", "design", "invent", "discover", "coin", "host", "open", "clos", "join", "leav",
 })
 """Relations that a paraphrase must not be trusted to carry: a value stated in the passage
 without the relation ("India" near "beat", not "won") is a different fact, and these are where
