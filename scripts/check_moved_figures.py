@@ -5,8 +5,9 @@ only where a page had to stand alone. A figure dropped on the way would not be m
 reader, so this compares the old text (README.md and docs/*.md at a git revision) with the new
 one (README.md and docs/*.md in the working tree):
 
-- every number (``.760``, ``0.885×``, ``1,359×``, ``−.020``, ``30.6``) occurs at least as often in
-  the new text as in the old, and every interval (``[.69, .82]``, spacing ignored) too;
+- every number (``.760``, ``30.6``, ``1,359``, with its sign and a trailing multiplication or
+  per cent sign) occurs at least as often in the new text as in the old, and every interval
+  (``[.69, .82]``, spacing ignored) too;
 - every code span and every line of a code block (commands, file names, options) is still there.
 
 It prints what is missing, with the old line it came from, and exits 1 if anything is. Run it
@@ -83,6 +84,7 @@ def where(token: str, text: str) -> str:
 
 
 def main() -> int:
+    """Compare, print what is missing, and exit 1 if anything is."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("revision", help="the git revision before the move, e.g. 22fe763")
     args = parser.parse_args()
