@@ -3,7 +3,7 @@ VENV   := .venv
 STAMP  := $(VENV)/.freshwiki-installed
 Q      ?= When did the Israel–Hamas war begin, and where is it being fought?
 
-.PHONY: run chat test lint setup lock bench bench-server
+.PHONY: run chat test lint docs setup lock bench bench-server
 
 $(STAMP): pyproject.toml constraints.txt scripts/bootstrap.sh
 	bash scripts/bootstrap.sh
@@ -23,8 +23,12 @@ test: $(STAMP) lint
 	$(VENV)/bin/python -m pytest
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check src tests experiments
+	$(VENV)/bin/ruff check src tests experiments scripts
 	$(VENV)/bin/mypy
+
+## The documentation site, strict (a broken link fails), into site/: open site/index.html.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build
 
 bench: $(STAMP)
 	$(VENV)/bin/python experiments/llm_backends.py
