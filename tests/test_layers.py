@@ -21,6 +21,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "freshwiki"
 LAYERS: dict[str, int] = {
     # shared foundations
     "__init__": 0, "errors": 0, "records": 0, "config": 0, "prompting": 0, "plugins": 0,
+    "stats": 0,
     "corpus": 1, "retrieval": 2, "llm": 3, "changes": 4, "chat": 5,
     # the seam types systems, benchmarks and the runner meet at
     "seams": 6,

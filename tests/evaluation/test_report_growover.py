@@ -27,8 +27,8 @@ from freshwiki.evaluation._growover import (
     QA_SCORERS,
     rilm_sections,
 )
-from freshwiki.evaluation._stats import wilson_ci
 from freshwiki.llm import Message
+from freshwiki.stats import wilson_ci
 
 WHEN = dt.datetime(2026, 9, 1, tzinfo=dt.UTC)
 S1, S2 = "2023-12-31", "2026-08-31"

@@ -51,15 +51,10 @@ from freshwiki.evaluation._runner import (
 from freshwiki.evaluation._stats import (
     Agreement,
     GroupSummary,
-    Interval,
     PairedComparison,
-    bootstrap_ci,
-    cluster_bootstrap_ci,
     label_agreement,
     paired_comparison,
-    sign_flip_p,
     summarize,
-    wilson_ci,
 )
 from freshwiki.evaluation._store import (
     MergeCounts,
@@ -89,6 +84,13 @@ from freshwiki.evaluation._types import (
     RunInfo,
     RunResults,
     ScoredItem,
+)
+from freshwiki.stats import (  # the statistics' home; kept here for existing callers
+    Interval,
+    bootstrap_ci,
+    cluster_bootstrap_ci,
+    sign_flip_p,
+    wilson_ci,
 )
 
 __all__ = [

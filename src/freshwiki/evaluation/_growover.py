@@ -32,8 +32,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from freshwiki.evaluation._stats import Interval, bootstrap_ci, natural_key, wilson_ci
+from freshwiki.evaluation._stats import natural_key
 from freshwiki.evaluation._types import RiLMSample, RunResults, ScoredItem
+from freshwiki.stats import Interval, bootstrap_ci, wilson_ci
 
 GROWOVER = "growover"
 """The benchmark's registry name (not imported: loading runs must not import retrieval)."""

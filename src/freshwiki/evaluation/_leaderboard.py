@@ -66,7 +66,6 @@ import jinja2
 
 from freshwiki import __version__
 from freshwiki.errors import FreshwikiError
-from freshwiki.evaluation._classification import kendall_tau_b, rank
 from freshwiki.evaluation._report import (
     ATTRIBUTION,
     HTML_NAME,
@@ -92,6 +91,7 @@ from freshwiki.evaluation._stats import (
 )
 from freshwiki.evaluation._store import ResultsStore
 from freshwiki.evaluation._types import RunResults, ScoredItem
+from freshwiki.stats import kendall_tau_b, ranks
 
 PERIOD_KEYS = ("snapshot", "period")
 """Sample-metadata keys that name a sample's period, in order of preference."""
@@ -480,9 +480,9 @@ def _cell(items: Sequence[ScoredItem], failed: int, scorer: str | None) -> Cell:
 
 
 def _ranked(cells: Sequence[Cell]) -> list[Cell]:
-    ranks = rank({str(k): c.summary.mean if c.summary is not None else None
+    ranks_ = ranks({str(k): c.summary.mean if c.summary is not None else None
                   for k, c in enumerate(cells)})
-    return [Cell(c.summary, c.accounting, ranks.get(str(k))) for k, c in enumerate(cells)]
+    return [Cell(c.summary, c.accounting, ranks_.get(str(k))) for k, c in enumerate(cells)]
 
 
 def _taus(periods: Sequence[str], per_period: Sequence[Sequence[Cell]]) -> list[Tau]:

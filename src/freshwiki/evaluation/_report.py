@@ -41,7 +41,6 @@ from freshwiki.evaluation._stats import (
     Accounting,
     Agreement,
     GroupSummary,
-    Interval,
     PairedComparison,
     account,
     classifying_scorers,
@@ -52,6 +51,7 @@ from freshwiki.evaluation._stats import (
     summarize,
 )
 from freshwiki.evaluation._types import FailedItem, RunInfo, RunResults, ScoredItem
+from freshwiki.stats import Interval
 
 ATTRIBUTION = "Text from Wikipedia, CC BY-SA 4.0."
 HTML_NAME = "report.html"
