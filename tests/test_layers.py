@@ -23,8 +23,10 @@ LAYERS: dict[str, int] = {
     "__init__": 0, "errors": 0, "records": 0, "config": 0, "prompting": 0, "plugins": 0,
     "stats": 0,
     "corpus": 1, "retrieval": 2, "llm": 3, "changes": 4, "chat": 5,
-    # the seam types systems, benchmarks and the runner meet at
-    "seams": 6,
+    # the seam types systems, benchmarks and the runner meet at; stored runs as analyses read
+    # them (apart from the seams so that run ids, which fingerprint the code a benchmark
+    # imports, do not change with the report side)
+    "seams": 6, "results": 6,
     "systems": 7, "benchmarks": 8, "evaluation": 9, "serve": 10, "cli": 11,
 }
 

@@ -1,23 +1,10 @@
 """Evaluation: run benchmarks against systems, store the results, and report on them.
 
-Statistics and reports consume only the run-result types in ``_types``, so they are tested
-on hand-built results without running a model.
+Statistics and reports consume only the run-result types (:mod:`freshwiki.results`), so they
+are tested on hand-built results without running a model. Nothing here knows a particular
+benchmark or system: what one adds to reports comes from the analysis registered for its name.
 """
 
-from freshwiki.evaluation._chat_analysis import (
-    ChatAnalysis,
-    ChatTurn,
-    TurnStats,
-    analyse_chat,
-    chat_turns,
-    grounded_turns,
-    turn_stats,
-)
-from freshwiki.evaluation._contradiction import (
-    ContradictionTable,
-    LabelShares,
-    contradiction_tables,
-)
 from freshwiki.evaluation._diff import Difference, diff_runs
 from freshwiki.evaluation._fingerprint import Fingerprint, fingerprint
 from freshwiki.evaluation._gate_training import (
@@ -26,7 +13,6 @@ from freshwiki.evaluation._gate_training import (
     label_for,
     train_gate_from_run,
 )
-from freshwiki.evaluation._growover import RiLMSection, StageTable, rilm_sections
 from freshwiki.evaluation._judge_choice import JudgeChoice, default_judge, same_model
 from freshwiki.evaluation._leaderboard import (
     Board,
@@ -80,7 +66,6 @@ from freshwiki.evaluation._transfer import (
 )
 from freshwiki.evaluation._types import (
     FailedItem,
-    RiLMSample,
     RunInfo,
     RunResults,
     ScoredItem,
@@ -97,9 +82,6 @@ __all__ = [
     "Agreement",
     "Board",
     "BoardRun",
-    "ChatAnalysis",
-    "ChatTurn",
-    "ContradictionTable",
     "Difference",
     "EvaluationError",
     "ExportSummary",
@@ -111,15 +93,12 @@ __all__ = [
     "ImportSummary",
     "Interval",
     "JudgeChoice",
-    "LabelShares",
     "LeaderboardError",
     "LeaderboardSite",
     "MergeCounts",
     "PairPrompts",
     "PairedComparison",
     "ResultsStore",
-    "RiLMSample",
-    "RiLMSection",
     "RunConflictError",
     "RunInfo",
     "RunOverview",
@@ -128,26 +107,20 @@ __all__ = [
     "SchemaMismatchError",
     "ScoreMean",
     "ScoredItem",
-    "StageTable",
     "StoreError",
     "SystemicFailureError",
     "TransferError",
-    "TurnStats",
     "UnknownRunError",
-    "analyse_chat",
     "bootstrap_ci",
     "build_boards",
-    "chat_turns",
     "check_runs_files",
     "cluster_bootstrap_ci",
-    "contradiction_tables",
     "default_judge",
     "default_results_path",
     "diff_runs",
     "evaluate",
     "export_runs",
     "fingerprint",
-    "grounded_turns",
     "import_runs",
     "label_agreement",
     "label_for",
@@ -156,14 +129,12 @@ __all__ = [
     "merge_runs_files",
     "paired_comparison",
     "read_runs_file",
-    "rilm_sections",
     "run_evaluation",
     "same_model",
     "select_runs",
     "sign_flip_p",
     "summarize",
     "train_gate_from_run",
-    "turn_stats",
     "wilson_ci",
     "write_leaderboard",
     "write_report",

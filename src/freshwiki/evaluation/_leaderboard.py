@@ -78,6 +78,7 @@ from freshwiki.evaluation._report import (
     fmt_estimate,
     fmt_interval,
     fmt_number,
+    layout_chart,
     value_y,
     write_report,
 )
@@ -751,7 +752,7 @@ def _environment() -> jinja2.Environment:
         loader=jinja2.FileSystemLoader(str(root)), undefined=jinja2.StrictUndefined,
         autoescape=True, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters.update(num=fmt_number, ci=fmt_interval, est=fmt_estimate,
-                       coord=lambda v: f"{v:.2f}",
+                       coord=lambda v: f"{v:.2f}", layout=layout_chart,
                        rank=lambda r: "" if r is None else f"{r:g}")
     return env
 

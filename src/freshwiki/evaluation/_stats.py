@@ -16,7 +16,6 @@ Design choices, and why:
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from freshwiki.evaluation._types import FailedItem, RunResults, ScoredItem
+from freshwiki.results import natural_key as natural_key
 from freshwiki.stats import (
     Interval,
     bootstrap_ci,
@@ -131,17 +131,6 @@ class Agreement:
     percent: float | None
     kappa: float | None
     n_unmatched: int
-
-
-def natural_key(text: str | None) -> tuple[Any, ...]:
-    """Sort key putting ``"5"`` before ``"5.1"`` and ``"10"``, and ``None`` last.
-
-    Template ids are version-like strings; plain string order would put "10" before "2".
-    """
-    if text is None:
-        return (1,)
-    parts = re.split(r"(\d+)", text)
-    return (0, *((0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts if p))
 
 
 def _field(item: ScoredItem, name: str) -> str | None:

@@ -44,13 +44,13 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from freshwiki.evaluation._stats import GroupSummary, natural_key
-from freshwiki.evaluation._types import RunResults
+from freshwiki.results import ChartSpec, ChartValue, ReportSection, RunResults, natural_key
 from freshwiki.stats import (
     Interval,
     kendall_tau_b,
@@ -536,9 +536,96 @@ def analyse(results: Sequence[RunResults], labels: Sequence[str], *,
     return out
 
 
-def as_summary(metric: Estimate, n: int, key: str) -> GroupSummary | None:
-    """A metric as the :class:`GroupSummary` the report's bar charts draw."""
+def as_point(metric: Estimate, n: int) -> ChartValue | None:
+    """A metric as one bar of a report chart."""
     if metric.value is None:
         return None
-    return GroupSummary(by=("template",), key=(key,), n=n, n_samples=n, mean=metric.value,
-                        ci=metric.ci, label_counts={})
+    return ChartValue(mean=metric.value, ci=metric.ci, n=n)
+
+
+@dataclass(frozen=True)
+class ClassificationView:
+    """The HelloFresh section of one benchmark: the analysis and its charts."""
+
+    analysis: BenchmarkAnalysis
+    f1_chart: ChartSpec
+    period_chart: ChartSpec
+    tau_chart: ChartSpec
+    deployment_chart: ChartSpec
+    quartile_chart: ChartSpec | None
+    regime_chart: ChartSpec | None = None
+
+
+def classification_views(results: Sequence[RunResults],
+                         labels: Sequence[str]) -> list[ClassificationView]:
+    """:func:`analyse` with the charts the report draws of it."""
+    views = []
+    for a in analyse(results, labels):
+        runs = tuple(r.label for r in a.runs)
+        f1 = {(t, r.label): as_point(m.f1, m.n)
+              for r in a.runs for t, m in r.per_template.items()}
+        periods = {(p, r.label): as_point(m.f1, m.n)
+                   for r in a.runs for p, m in r.per_period.items()}
+        taus: dict[tuple[str, str], ChartValue | None] = {
+            (f"{x}→{y}", "Kendall τ-b"): ChartValue(mean=tau, ci=None, n=n)
+            for x, y, tau, n in a.ranking.taus if tau is not None}
+        deployed: dict[tuple[str, str], ChartValue | None] = {}
+        for r in a.runs:
+            chosen = r.deployment.chosen_candidate
+            if chosen is not None:
+                m = chosen.test
+                for name, metric in (("precision", m.precision), ("recall", m.recall),
+                                     ("F1", m.f1)):
+                    deployed[(r.label, name)] = as_point(metric, m.n)
+        quartiles = {(q, r.label): as_point(m.f1, m.n)
+                     for r in a.runs for q, m in r.per_quartile.items()}
+        regimes: dict[tuple[str, str], ChartValue | None] = {
+            (row.template, f"{c.search} − {c.zero_shot}"): ChartValue(
+                mean=row.difference, ci=row.ci, n=row.n)
+            for c in a.regimes for row in c.rows if row.difference is not None}
+        title = a.benchmark + (f" ({Path(a.dataset).name})" if a.dataset else "")
+        views.append(ClassificationView(
+            analysis=a,
+            f1_chart=ChartSpec(f"{title}: F1 by phrasing ({VOTE} = majority)",
+                               a.templates, runs, f1),
+            period_chart=ChartSpec(f"{title}: F1 of the majority vote by period",
+                                   a.periods, runs, periods, x_label="period"),
+            tau_chart=ChartSpec(f"{title}: ranking consistency between periods",
+                                tuple(f"{x}→{y}" for x, y, _, _ in a.ranking.taus),
+                                ("Kendall τ-b",), taus, domain=(-1.0, 1.0),
+                                x_label="consecutive periods"),
+            deployment_chart=ChartSpec(f"{title}: deployed phrasing on later periods",
+                                       runs, ("precision", "recall", "F1"), deployed,
+                                       x_label="run"),
+            quartile_chart=ChartSpec(
+                f"{title}: F1 of the majority vote by vote-count quartile",
+                tuple(sorted({q for r in a.runs for q in r.per_quartile})), runs, quartiles,
+                x_label="quartile") if any(r.per_quartile for r in a.runs) else None,
+            regime_chart=ChartSpec(
+                f"{title}: F1 of the search agent minus zero-shot, by phrasing",
+                tuple(row.template for row in a.regimes[0].rows),
+                tuple(f"{c.search} − {c.zero_shot}" for c in a.regimes), regimes,
+                domain=(-1.0, 1.0)) if a.regimes else None,
+        ))
+    return views
+
+
+class HelloFreshAnalysis:
+    """HelloFresh's report section: the yes/no classification analysis.
+
+    Registered as the analysis of ``hellofresh-notes`` and ``hellofresh-edits`` in
+    ``freshwiki.benchmarks``.
+    """
+
+    def report_sections(self, runs: Sequence[RunResults],
+                        labels: Sequence[str]) -> list[ReportSection]:
+        """One section for every benchmark x dataset among the runs, when there is one."""
+        views = classification_views(runs, labels)
+        if not views:
+            return []
+        return [ReportSection(__package__ or "", "hellofresh_classification.html.j2",
+                              "hellofresh_classification.md.j2", {"classification": views})]
+
+    def run_sections(self, run: RunResults, breakdown: str | None) -> list[ReportSection]:
+        """Nothing inside a run's own part: the analysis compares runs."""
+        return []

@@ -9,8 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from freshwiki.evaluation import RunInfo, RunResults, ScoredItem, write_report
-from freshwiki.evaluation._classification import (
+from freshwiki.benchmarks.hellofresh.analysis import (
     VOTE,
     Prediction,
     analyse,
@@ -23,6 +22,7 @@ from freshwiki.evaluation._classification import (
     predictions_of,
     ranking_consistency,
 )
+from freshwiki.evaluation import RunInfo, RunResults, ScoredItem, write_report
 
 
 def preds(gold: str, predicted: list[str], period: str | None = None) -> list[Prediction]:
