@@ -7,8 +7,8 @@ subprocess through ``FRESHWIKI_PLUGINS``; models are scripted JSONL files.
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import signal
 import sqlite3
 import subprocess

@@ -7,12 +7,6 @@ benchmark or system: what one adds to reports comes from the analysis registered
 
 from freshwiki.evaluation._diff import Difference, diff_runs
 from freshwiki.evaluation._fingerprint import Fingerprint, fingerprint
-from freshwiki.evaluation._gate_training import (
-    GateTraining,
-    PairPrompts,
-    label_for,
-    train_gate_from_run,
-)
 from freshwiki.evaluation._judge_choice import JudgeChoice, default_judge, same_model
 from freshwiki.evaluation._leaderboard import (
     Board,
@@ -88,7 +82,6 @@ __all__ = [
     "FailedItem",
     "FileContents",
     "Fingerprint",
-    "GateTraining",
     "GroupSummary",
     "ImportSummary",
     "Interval",
@@ -96,7 +89,6 @@ __all__ = [
     "LeaderboardError",
     "LeaderboardSite",
     "MergeCounts",
-    "PairPrompts",
     "PairedComparison",
     "ResultsStore",
     "RunConflictError",
@@ -123,7 +115,6 @@ __all__ = [
     "fingerprint",
     "import_runs",
     "label_agreement",
-    "label_for",
     "load_plugins",
     "load_runs",
     "merge_runs_files",
@@ -134,7 +125,6 @@ __all__ = [
     "select_runs",
     "sign_flip_p",
     "summarize",
-    "train_gate_from_run",
     "wilson_ci",
     "write_leaderboard",
     "write_report",
