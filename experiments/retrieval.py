@@ -103,11 +103,14 @@ from freshwiki.retrieval import (
     IndexConfig,
     fuse,
 )
-from freshwiki.retrieval._bm25 import Hits
-from freshwiki.retrieval._embed import EmbedProgress, Vectors
-from freshwiki.retrieval._fusion import FusionMethod
-from freshwiki.retrieval._hybrid import TABLE_DB
-from freshwiki.retrieval._table import PassageTable
+from freshwiki.retrieval.parts import (
+    TABLE_DB,
+    EmbedProgress,
+    FusionMethod,
+    Hits,
+    PassageTable,
+    Vectors,
+)
 from freshwiki.stats import percentile
 
 ROOT = Path(__file__).resolve().parent

@@ -97,10 +97,10 @@ from freshwiki.changes.snapshots import (
     SnapshotSentence,
     snapshot_of,
 )
-from freshwiki.changes.snapshots._text import negation_flipped, numbers_replaced
+from freshwiki.changes.snapshots.rules import negation_flipped, numbers_replaced
 from freshwiki.config import load_settings
 from freshwiki.corpus import iter_latest, iter_revisions
-from freshwiki.retrieval._embed import Embedder
+from freshwiki.retrieval import Embedder
 from freshwiki.stats import wilson_ci
 
 ROOT = Path(__file__).resolve().parents[1]
