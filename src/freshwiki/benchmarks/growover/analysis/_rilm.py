@@ -39,7 +39,7 @@ from freshwiki.results import ReportSection, RunResults, ScoredItem, natural_key
 from freshwiki.stats import Interval, bootstrap_ci, wilson_ci
 
 GROWOVER = "growover"
-"""The benchmark's registry name (not imported: loading runs must not import retrieval)."""
+"""The benchmark's registry name: only its runs have RiLM stages to count."""
 HIT = "growover-hit"
 QA_SCORERS = ("growover-f1", "growover-em")
 DIALOGUE_SCORERS = ("growover-bleu",)
