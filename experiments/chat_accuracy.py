@@ -64,9 +64,9 @@ from rich.table import Table
 
 from _provenance import data_provenance, header, write_result
 from freshwiki.config import Settings, load_settings
-from freshwiki.evaluation import bootstrap_ci, sign_flip_p, wilson_ci
 from freshwiki.llm import LLM, Message, open_llm
 from freshwiki.seams import Sample, Task
+from freshwiki.stats import bootstrap_ci, sign_flip_p, wilson_ci
 from freshwiki.systems import load_system
 
 HERE = Path(__file__).parent

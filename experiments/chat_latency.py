@@ -30,7 +30,6 @@ import argparse
 import asyncio
 import json
 import os
-import random
 import statistics
 import sys
 import time
@@ -47,6 +46,7 @@ from freshwiki.config import load_settings
 from freshwiki.llm import Message, open_llm
 from freshwiki.retrieval import open_search_index
 from freshwiki.seams import Sample, Task
+from freshwiki.stats import ratio_bootstrap_ci
 from freshwiki.systems.rag import RagSystem
 from freshwiki.systems.vanilla import vanilla_messages
 
@@ -94,8 +94,8 @@ class Tally:
 
     def row(self, anchor: list[float]) -> dict[str, Any]:
         mean = statistics.fmean(self.seconds)
-        low, high = ratio_interval(self.seconds, anchor)
-        first_low, first_high = ratio_interval(self.first_text, anchor)
+        low, high = ratio_bootstrap_ci(self.seconds, anchor)
+        first_low, first_high = ratio_bootstrap_ci(self.first_text, anchor)
         return {
             "mean_s": round(mean, 2), "median_s": round(statistics.median(self.seconds), 2),
             "first_text_s": round(statistics.fmean(self.first_text), 2),
@@ -109,19 +109,6 @@ class Tally:
                                       / statistics.fmean(anchor), 3),
             "first_text_x_rag_95": [round(first_low, 3), round(first_high, 3)],
         }
-
-
-def ratio_interval(seconds: list[float], anchor: list[float], draws: int = 2000
-                   ) -> tuple[float, float]:
-    """95 % bootstrap interval of mean(seconds) / mean(anchor), questions resampled in pairs."""
-    rng = random.Random(12)
-    n = len(seconds)
-    ratios = []
-    for _ in range(draws):
-        picks = [rng.randrange(n) for _ in range(n)]
-        ratios.append(sum(seconds[i] for i in picks) / sum(anchor[i] for i in picks))
-    ratios.sort()
-    return ratios[int(0.025 * draws)], ratios[int(0.975 * draws) - 1]
 
 
 async def measure(asked: list[str], modes: list[str], model: str | None

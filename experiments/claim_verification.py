@@ -55,6 +55,7 @@ from _provenance import data_provenance, write_result
 from freshwiki.chat import ClaimCheck, Evidence, PassageBook, TurnCalls
 from freshwiki.config import load_settings
 from freshwiki.llm import LLM, open_llm
+from freshwiki.stats import wilson_ci
 
 HERE = Path(__file__).parent
 QA = HERE / "data" / "qa.jsonl"
@@ -284,15 +285,12 @@ async def run_all(llm: LLM, items: list[dict[str, Any]], data_dir: Path,
     return out
 
 
-def wilson(hits: int, n: int) -> tuple[float, float, float]:
-    """Share and its Wilson 95 % interval."""
-    if n == 0:
+def share_ci(hits: int, n: int) -> tuple[float, float, float]:
+    """Share and its Wilson 95 % interval (z = 1.96, as the committed figures were made)."""
+    interval = wilson_ci(hits, n, z=1.96)
+    if interval is None:
         return (float("nan"), float("nan"), float("nan"))
-    z = 1.96
-    p = hits / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return (p, max(0.0, centre - half), min(1.0, centre + half))
+    return (hits / n, interval.low, interval.high)
 
 
 def scores(items: list[dict[str, Any]], rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -304,12 +302,13 @@ def scores(items: list[dict[str, Any]], rows: list[dict[str, Any]]) -> dict[str,
         predicted = [r for r in rows if r["verdict"] == label]
         actual = [r for r in rows if gold[r["id"]] == label]
         tp = sum(gold[r["id"]] == label for r in predicted)
-        out[label] = {"precision": wilson(tp, len(predicted)), "recall": wilson(tp, len(actual)),
+        out[label] = {"precision": share_ci(tp, len(predicted)),
+                      "recall": share_ci(tp, len(actual)),
                       "predicted": len(predicted), "gold": len(actual)}
     wrong = [r for r in rows if kinds[r["id"]] == "real-draft" and gold[r["id"]] != "SUPPORTS"]
-    out["real wrong drafts not SUPPORTS"] = wilson(
+    out["real wrong drafts not SUPPORTS"] = share_ci(
         sum(r["verdict"] != "SUPPORTS" for r in wrong), len(wrong))
-    out["accuracy"] = wilson(sum(r["verdict"] == gold[r["id"]] for r in rows), len(rows))
+    out["accuracy"] = share_ci(sum(r["verdict"] == gold[r["id"]] for r in rows), len(rows))
     out["seconds per claim"] = round(sum(r["seconds"] for r in rows) / max(len(rows), 1), 2)
     by_kind: dict[str, Any] = {}
     for kind in sorted(set(kinds.values())):

@@ -84,9 +84,10 @@ from pathlib import Path
 from typing import Any, Final
 from xml.sax.saxutils import escape
 
+from freshwiki.changes.edits.paragraphs import ArticleView
 from freshwiki.config import load_settings
 from freshwiki.corpus import clean_wikitext, iter_latest, split_sentences
-from freshwiki.records import Revision
+from freshwiki.records import PageRef, Revision
 
 ROOT: Final = Path(__file__).resolve().parents[1]
 SOURCE: Final = (load_settings().settings.data_dir / "wikipedia" / "dumps"
@@ -130,28 +131,20 @@ class Article:
     numbers: int = 0
 
 
-def clean_sections(text: str, title: str) -> tuple[dict[Section, list[str]], set[Section], int]:
+_EPOCH: Final = dt.datetime(2001, 1, 15, tzinfo=dt.UTC)
+
+
+def clean_sections(text: str, title: str
+                   ) -> tuple[dict[Section, tuple[str, ...]], frozenset[Section], int]:
     """Clean paragraphs by section, the sections whose heading repeats, and Lp.
 
-    Mirrors how the labeller views a revision (non-empty clean paragraphs grouped by
-    section path; a path met again after another section is ambiguous), so the generator
-    can check its own edits on the same footing.
+    Exactly the labeller's view of a revision (:class:`~freshwiki.changes.edits.ArticleView`:
+    non-empty clean paragraphs grouped by section path; a path met again after another
+    section is ambiguous), so the generator checks its own edits on the same footing.
     """
-    grouped: dict[Section, list[str]] = {}
-    ambiguous: set[Section] = set()
-    last: Section | None = None
-    count = 0
-    for paragraph in clean_wikitext(text, title=title):
-        body = paragraph.text.strip()
-        if not body:
-            continue
-        path = paragraph.section_path
-        if path != last and path in grouped:
-            ambiguous.add(path)
-        grouped.setdefault(path, []).append(body)
-        last = path
-        count += 1
-    return grouped, ambiguous, count
+    view = ArticleView.of(Revision(page=PageRef(id=0, title=title), id=0, timestamp=_EPOCH,
+                                   text=text))
+    return view.sections, view.ambiguous, view.paragraph_count
 
 
 _HEADING_RE: Final = re.compile(r"^=+[^=].*=+\s*$")
@@ -363,7 +356,7 @@ def clean_change(old: str, new: str, title: str) -> Change:
     b, ambiguous, count = clean_sections(new, title)
     runs: list[tuple[Section, int]] = []
     for path in list(b) + [p for p in a if p not in b]:
-        before, after = a.get(path, []), b.get(path, [])
+        before, after = a.get(path, ()), b.get(path, ())
         if before == after:
             continue
         if path in ambiguous:

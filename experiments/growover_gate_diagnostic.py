@@ -47,13 +47,8 @@ import numpy as np
 from _provenance import RESULTS, data_provenance, write_result
 from freshwiki.config import load_settings
 from freshwiki.corpus import read_source
-from freshwiki.evaluation import (
-    Interval,
-    ResultsStore,
-    bootstrap_ci,
-    default_results_path,
-    wilson_ci,
-)
+from freshwiki.evaluation import ResultsStore, default_results_path
+from freshwiki.stats import Interval, bootstrap_ci, wilson_ci
 
 OUT = RESULTS / "growover_gate_diagnostic.json"
 """The result file the README's gate figures come from."""

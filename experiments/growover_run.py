@@ -83,6 +83,7 @@ from freshwiki.benchmarks.growover import (
     retrieval_scored,
     summarize_candidates,
 )
+from freshwiki.benchmarks.growover.analysis import rilm_sections
 from freshwiki.changes.snapshots import DEFAULT_BATCH_SIZE, BatchLLMJudge
 from freshwiki.config import load_settings
 from freshwiki.corpus import clean_wikitext, iter_latest, read_source
@@ -91,7 +92,6 @@ from freshwiki.evaluation import (
     ResultsStore,
     default_results_path,
     paired_comparison,
-    rilm_sections,
     run_evaluation,
     summarize,
 )
@@ -503,7 +503,7 @@ def rilm_tables(store: ResultsStore, run_id: str) -> list[dict[str, Any]]:
 
     Per evaluation snapshot x type and pooled: the stage scores the GrowOVER scorers recorded
     (F1 / EM, or BLEU), the re-retrieval hit rates of the three ARR modes, each with n and a
-    95 % interval (see ``freshwiki.evaluation``'s ``rilm_sections``).
+    95 % interval (see ``freshwiki.benchmarks.growover.analysis.rilm_sections``).
     """
     out = []
     for section in rilm_sections([store.load_run(run_id)], [run_id]):

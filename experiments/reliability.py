@@ -76,6 +76,8 @@ import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
+from freshwiki.stats import percentile
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 SHARED = REPO.parent / "shared" / "data"
@@ -99,12 +101,13 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def percentile(values: list[float], q: float) -> float | None:
-    """Nearest-rank percentile (``q`` in 0..100) of ``values``; ``None`` when empty."""
-    if not values:
-        return None
-    ranked = sorted(values)
-    return round(ranked[min(len(ranked) - 1, max(0, round(q / 100 * len(ranked) + 0.5) - 1))], 3)
+def seconds_at(values: list[float], q: float) -> float | None:
+    """The nearest-rank ``q``-quantile of ``values`` (``q`` in (0, 1]), rounded to ms.
+
+    ``None`` when empty.
+    """
+    value = percentile(values, q)
+    return None if value is None else round(value, 3)
 
 
 # -- the model double ------------------------------------------------------------------------
@@ -480,9 +483,9 @@ def load_run(args: argparse.Namespace, double: Double, root: Path, queue: int,
         "queue": queue, "sessions": args.sessions, "turns_per_session": args.turns,
         "turns_sent": args.sessions * args.turns, "errors": errors,
         "error_kinds": dict(tally.errors), "busy_503_retried": tally.busy,
-        "served_p50_s": percentile(tally.served_s, 50),
-        "served_p99_s": percentile(tally.served_s, 99),
-        "turn_p50_s": percentile(tally.turn_s, 50), "turn_p99_s": percentile(tally.turn_s, 99),
+        "served_p50_s": seconds_at(tally.served_s, 0.5),
+        "served_p99_s": seconds_at(tally.served_s, 0.99),
+        "turn_p50_s": seconds_at(tally.turn_s, 0.5), "turn_p99_s": seconds_at(tally.turn_s, 0.99),
         "wall_s": round(wall, 1),
         "turns_per_s": round(len(tally.turn_s) / wall, 2) if wall else None,
         "model_calls": double.state.calls, **store,

@@ -103,11 +103,15 @@ from freshwiki.retrieval import (
     IndexConfig,
     fuse,
 )
-from freshwiki.retrieval._bm25 import Hits
-from freshwiki.retrieval._embed import EmbedProgress, Vectors
-from freshwiki.retrieval._fusion import FusionMethod
-from freshwiki.retrieval._hybrid import TABLE_DB
-from freshwiki.retrieval._table import PassageTable
+from freshwiki.retrieval.parts import (
+    TABLE_DB,
+    EmbedProgress,
+    FusionMethod,
+    Hits,
+    PassageTable,
+    Vectors,
+)
+from freshwiki.stats import percentile
 
 ROOT = Path(__file__).resolve().parent
 REPO = ROOT.parent
@@ -146,10 +150,12 @@ def log(msg: str) -> None:
     console.print(f"  .. {msg}", highlight=False)
 
 
-def percentile(values: Sequence[float], q: float) -> float:
-    """Nearest-rank percentile (``q`` in (0, 1])."""
-    ordered = sorted(values)
-    return ordered[max(0, min(len(ordered) - 1, int(np.ceil(q * len(ordered))) - 1))]
+def p99_ms(samples: Sequence[float]) -> float:
+    """The nearest-rank 99th percentile of ``samples`` (seconds, at least one) in ms."""
+    value = percentile(samples, 0.99)
+    if value is None:
+        raise ValueError("no timings")
+    return round(value * 1000, 2)
 
 
 def proc_status_mb(field_name: str) -> float:
@@ -242,7 +248,7 @@ def summary_ms(samples: Sequence[float], cpu: Sequence[float] | None = None) -> 
     """
     out = {
         "p50_ms": round(statistics.median(samples) * 1000, 2),
-        "p99_ms": round(percentile(samples, 0.99) * 1000, 2),
+        "p99_ms": p99_ms(samples),
         "qps": round(len(samples) / sum(samples), 1),
         "queries": len(samples),
     }
@@ -367,7 +373,7 @@ def ann_agreement(
             "min_source_recall@10": round(float(np.min(s10)), 2),
             "recall@100": round(float(np.mean(r100)), 3),
             "p50_ms": round(statistics.median(samples) * 1000, 2),
-            "p99_ms": round(percentile(samples, 0.99) * 1000, 2),
+            "p99_ms": p99_ms(samples),
             "default": ef == default,
         })
         log(f"HNSW efSearch={ef}: {rows[-1]}")

@@ -97,10 +97,11 @@ from freshwiki.changes.snapshots import (
     SnapshotSentence,
     snapshot_of,
 )
-from freshwiki.changes.snapshots._text import negation_flipped, numbers_replaced
+from freshwiki.changes.snapshots.rules import negation_flipped, numbers_replaced
 from freshwiki.config import load_settings
 from freshwiki.corpus import iter_latest, iter_revisions
-from freshwiki.retrieval._embed import Embedder
+from freshwiki.retrieval import Embedder
+from freshwiki.stats import wilson_ci
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = load_settings().settings.data_dir / "wikipedia"
@@ -443,14 +444,15 @@ LABELS = ("unchanged", "changed", "new", "deleted")
 RESULTS_REAL = ROOT / "experiments" / "results" / "snapshot_diff_real.json"
 
 
-def wilson(hits: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """Wilson score 95 % interval of a proportion (sound for small n and for 0 or n hits)."""
-    if n == 0:
+def share_ci(hits: int, n: int) -> tuple[float, float]:
+    """Wilson 95 % interval of a proportion, rounded; NaN for no trials.
+
+    z = 1.96, as the committed figures were made.
+    """
+    interval = wilson_ci(hits, n, z=1.96)
+    if interval is None:
         return (float("nan"), float("nan"))
-    p = hits / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * ((p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5) / (1 + z * z / n)
-    return (round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4))
+    return (round(interval.low, 4), round(interval.high, 4))
 
 
 def agreement_report(truth: Sequence[str], predicted: Sequence[str]) -> dict[str, Any]:
@@ -464,15 +466,15 @@ def agreement_report(truth: Sequence[str], predicted: Sequence[str]) -> dict[str
     out: dict[str, Any] = {"n": len(truth)}
     hits = sum(t == p for t, p in zip(truth, predicted, strict=True))
     out["accuracy"] = {"value": hits / len(truth) if truth else float("nan"),
-                       "hits": hits, "n": len(truth), "ci95": wilson(hits, len(truth))}
+                       "hits": hits, "n": len(truth), "ci95": share_ci(hits, len(truth))}
     per: dict[str, Any] = {}
     for label in LABELS:
         n_true = sum(t == label for t in truth)
         n_pred = sum(p == label for p in predicted)
         tp = sum(t == p == label for t, p in zip(truth, predicted, strict=True))
         per[label] = {
-            "recall": tp / n_true if n_true else None, "recall_ci95": wilson(tp, n_true),
-            "precision": tp / n_pred if n_pred else None, "precision_ci95": wilson(tp, n_pred),
+            "recall": tp / n_true if n_true else None, "recall_ci95": share_ci(tp, n_true),
+            "precision": tp / n_pred if n_pred else None, "precision_ci95": share_ci(tp, n_pred),
             "true": n_true, "predicted": n_pred, "correct": tp}
     out["per_label"] = per
     confusion: dict[str, dict[str, int]] = {t: dict.fromkeys(LABELS, 0) for t in LABELS}

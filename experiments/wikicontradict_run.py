@@ -48,10 +48,10 @@ from freshwiki.benchmarks.wikicontradict import (
     agreement_report,
     load_human_labels,
 )
+from freshwiki.benchmarks.wikicontradict.analysis import contradiction_tables
 from freshwiki.config import load_settings
 from freshwiki.evaluation import (
     ResultsStore,
-    contradiction_tables,
     default_results_path,
     run_evaluation,
 )

@@ -5,12 +5,17 @@
    ``TYPE_CHECKING`` (a circle that only works because one side imports late is still a
    circle: the next edit that moves the import up breaks start-up).
 3. No module imports another package's private module or name (``freshwiki.x._y`` is for
-   ``freshwiki.x`` and its subpackages only).
+   ``freshwiki.x`` and its subpackages only); nor does any script in ``experiments/``.
+4. A registry's ``"module:attr"`` targets (imported lazily, so rule 1 cannot see them) sit in
+   the registry's own layer.
+5. The generic evaluation modules (runner, store, types, report) import nothing that belongs to
+   one benchmark or system.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -21,9 +26,12 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "freshwiki"
 LAYERS: dict[str, int] = {
     # shared foundations
     "__init__": 0, "errors": 0, "records": 0, "config": 0, "prompting": 0, "plugins": 0,
+    "stats": 0,
     "corpus": 1, "retrieval": 2, "llm": 3, "changes": 4, "chat": 5,
-    # the seam types systems, benchmarks and the runner meet at
-    "seams": 6,
+    # the seam types systems, benchmarks and the runner meet at; stored runs as analyses read
+    # them (apart from the seams so that run ids, which fingerprint the code a benchmark
+    # imports, do not change with the report side)
+    "seams": 6, "results": 6,
     "systems": 7, "benchmarks": 8, "evaluation": 9, "serve": 10, "cli": 11,
 }
 
@@ -242,3 +250,176 @@ def test_the_private_check_allows_a_package_its_own_private_modules() -> None:
         "line 1: freshwiki.chat._calls.TurnCalls (private to freshwiki.chat)",
         "line 2: freshwiki.chat.verify._chosen (private to freshwiki.chat.verify)",
         "line 3: freshwiki.evaluation._store (private to freshwiki.evaluation)"]
+
+
+# -- the experiment scripts ---------------------------------------------------------------------
+
+EXPERIMENTS = PACKAGE.parents[1] / "experiments"
+
+
+def experiment_scripts() -> list[Path]:
+    return sorted(EXPERIMENTS.glob("*.py"))
+
+
+@pytest.mark.parametrize("path", experiment_scripts(), ids=lambda p: p.name)
+def test_no_experiment_imports_a_private_module_or_name(path: Path) -> None:
+    # A script is outside every package: any private part it reaches for is a crossing.
+    bad = private_crossings("experiments", imported_names(path))
+    assert not bad, (f"experiments/{path.name} imports private parts (give them a public "
+                     f"name in their package): {'; '.join(bad)}")
+
+
+def test_the_experiment_check_sees_a_planted_private_import(tmp_path: Path) -> None:
+    script = tmp_path / "measure.py"
+    script.write_text("from freshwiki.retrieval import HybridIndex\n"
+                      "def main():\n    from freshwiki.retrieval._bm25 import Hits\n"
+                      "from freshwiki.retrieval.parts import Hits as H\n")
+    assert private_crossings("experiments", imported_names(script)) == [
+        "line 3: freshwiki.retrieval._bm25.Hits (private to freshwiki.retrieval)"]
+    assert len(experiment_scripts()) > 20  # the real scripts are seen
+
+
+# -- registry targets -------------------------------------------------------------------------
+
+TARGET = re.compile(r"^freshwiki(\.[A-Za-z_]\w*)+:[A-Za-z_][\w.]*$")
+"""A ``"module:attr"`` reference, as the registries' built-in tables hold them."""
+
+
+def registry_targets(source: str) -> list[tuple[int, str]]:
+    """Every ``"freshwiki.module:attr"`` string in ``source``, f-strings included when they are
+    built from the module's own string constants (``f"{_PACKAGE}:factory"``)."""
+    tree = ast.parse(source)
+    constants = {t.id: node.value.value for node in tree.body if isinstance(node, ast.Assign)
+                 for t in node.targets if isinstance(t, ast.Name)
+                 and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)}
+    found = []
+    for node in ast.walk(tree):
+        text: str | None = None
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = node.value
+        elif isinstance(node, ast.JoinedStr):
+            parts = []
+            for value in node.values:
+                if isinstance(value, ast.Constant):
+                    parts.append(str(value.value))
+                elif (isinstance(value, ast.FormattedValue) and isinstance(value.value, ast.Name)
+                      and value.value.id in constants):
+                    parts.append(constants[value.value.id])
+                else:
+                    break
+            else:
+                text = "".join(parts)
+        if text is not None and TARGET.match(text):
+            found.append((node.lineno, text))
+    return found
+
+
+def misplaced_targets(module: str, source: str) -> list[str]:
+    """Targets of ``module``'s registry tables that sit in another layer than ``module``."""
+    own = layer_of(module)[0]
+    return [f"line {line}: {target} ({layer_of(target.partition(':')[0])[0]})"
+            for line, target in registry_targets(source)
+            if layer_of(target.partition(":")[0])[0] != own]
+
+
+@pytest.mark.parametrize("path", modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_registry_targets_sit_in_their_own_layer(path: Path) -> None:
+    # A built-in table is imported lazily, so the import rules above never see it: a systems
+    # registry naming an evaluation factory would be an upward import in disguise.
+    module = module_name(path)
+    bad = misplaced_targets(module, path.read_text(encoding="utf-8"))
+    assert not bad, f"{module} registers targets of another layer: {'; '.join(bad)}"
+
+
+def test_the_registry_check_sees_the_tables_and_a_planted_target() -> None:
+    real = (PACKAGE / "benchmarks" / "_registry.py").read_text(encoding="utf-8")
+    assert ("freshwiki.benchmarks.growover:growover_benchmark"
+            in {t for _, t in registry_targets(real)})  # an f-string of the table
+    planted = ('_PKG = "freshwiki.evaluation"\n'
+               'TABLE = {"mine": "freshwiki.systems.rag:rag_system",\n'
+               '         "theirs": f"{_PKG}._runner:evaluate",\n'
+               '         "low": "freshwiki.retrieval:open_search_index"}\n')
+    assert misplaced_targets("freshwiki.systems._registry", planted) == [
+        "line 3: freshwiki.evaluation._runner:evaluate (evaluation)",
+        "line 4: freshwiki.retrieval:open_search_index (retrieval)"]
+
+
+# -- generic evaluation modules ---------------------------------------------------------------
+
+GENERIC = ("_runner", "_store", "_types", "_report")
+"""The evaluation modules every benchmark and system goes through."""
+
+
+def specific_packages() -> set[str]:
+    """Modules that belong to one benchmark or system: every built-in registry target's module
+    (a factory, a scorer, an analysis) below its registry's package."""
+    found = set()
+    for registry in ("benchmarks", "systems"):
+        source = (PACKAGE / registry / "_registry.py").read_text(encoding="utf-8")
+        for _, target in registry_targets(source):
+            module = target.partition(":")[0]
+            # freshwiki.benchmarks.growover.analysis -> freshwiki.benchmarks.growover
+            found.add(".".join(module.split(".")[:3]))
+    return found
+
+
+def registered_words() -> set[str]:
+    """Every built-in benchmark, scorer and system name as a word of a module name
+    (``simulated-chat`` -> ``simulated_chat`` and ``simulated``; ``chat-factuality`` ->
+    ``chat_factuality`` and ``chat``)."""
+    from freshwiki.benchmarks import BUILTIN_BENCHMARKS, BUILTIN_SCORERS
+    from freshwiki.systems import BUILTIN_SYSTEMS
+
+    words = set()
+    for name in [*BUILTIN_BENCHMARKS, *BUILTIN_SCORERS, *BUILTIN_SYSTEMS]:
+        word = name.replace("-", "_")
+        words |= {word, word.split("_")[0]}
+    return words
+
+
+def specific_imports(names: Iterable[tuple[int, str]], specific: set[str],
+                     words: set[str]) -> list[str]:
+    """Imports of a benchmark's or a system's own modules, or of a name or module named after
+    one (``evaluation._growover``, ``evaluation._chat_analysis``)."""
+    bad = []
+    for line, name in names:
+        owned = any(name == p or name.startswith(p + ".") for p in specific)
+        parts = [part.strip("_") for part in name.split(".")[2:]]
+        named = any(part == w or part.startswith(w + "_") for part in parts for w in words)
+        if owned or named:
+            bad.append(f"line {line}: {name}")
+    return bad
+
+
+@pytest.mark.parametrize("name", GENERIC)
+def test_generic_evaluation_modules_import_nothing_specific(name: str) -> None:
+    path = PACKAGE / "evaluation" / f"{name}.py"
+    bad = specific_imports(imported_modules(path), specific_packages(), registered_words())
+    assert not bad, (f"freshwiki.evaluation.{name} imports benchmark- or system-specific "
+                     f"modules: {'; '.join(bad)}")
+
+
+def test_the_generic_check_sees_planted_specific_imports(tmp_path: Path) -> None:
+    specific = specific_packages()
+    assert {"freshwiki.benchmarks.growover", "freshwiki.systems.rilm",
+            "freshwiki.systems.analysis"} <= specific
+    report = tmp_path / "_report.py"
+    report.write_text("from freshwiki.benchmarks import benchmark_analysis\n"
+                      "from freshwiki.benchmarks.growover.analysis import rilm_sections\n"
+                      "from freshwiki.evaluation._growover import rilm_sections as r\n"
+                      "from freshwiki.evaluation._stats import summarize\n"
+                      "def f():\n    import freshwiki.systems.rilm\n")
+    words = registered_words()
+    assert {"growover", "wikicontradict", "hellofresh", "grounded", "rilm", "chat"} <= words
+    assert specific_imports(imported_names(report), specific, words) == [
+        "line 2: freshwiki.benchmarks.growover.analysis.rilm_sections",
+        "line 3: freshwiki.evaluation._growover.rilm_sections",
+        "line 6: freshwiki.systems.rilm"]
+    # what the report imported before the analyses moved out of evaluation/
+    before = tmp_path / "old_report.py"
+    before.write_text("from freshwiki.evaluation._chat_analysis import analyse_chat\n"
+                      "from freshwiki.evaluation._classification import analyse\n")
+    # _chat_analysis is named after the chat scorers; _classification after no benchmark,
+    # which is why such analyses live in their benchmark's folder, where "owned" sees them.
+    assert specific_imports(imported_names(before), specific, words) == [
+        "line 1: freshwiki.evaluation._chat_analysis.analyse_chat"]

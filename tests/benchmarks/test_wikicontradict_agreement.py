@@ -16,14 +16,12 @@ from freshwiki.benchmarks.wikicontradict import (
     agreement_report,
     builtin_human_labels,
     builtin_real_labels,
-    cohens_kappa,
     confusion_matrix,
     load_human_labels,
     percent_agreement,
     precision_recall_f1,
     select_questions,
     template_spec,
-    wilson_interval,
 )
 
 C, P, N = "correct", "partially_correct", "incorrect"
@@ -35,17 +33,19 @@ def test_kappa_worked_by_hand() -> None:
     # p_o = 4/6 (positions 0, 2, 3, 5 agree).
     # A has C:3 P:1 N:2, B has C:3 P:2 N:1 (out of 6), so
     # p_e = (3*3 + 1*2 + 2*1) / 36 = 13/36 and kappa = (24/36 - 13/36) / (23/36) = 11/23.
+    # (freshwiki.stats computes it; the report carries it.)
     assert percent_agreement(A, B) == pytest.approx(4 / 6)
-    assert cohens_kappa(A, B) == pytest.approx(11 / 23)
-    assert cohens_kappa(B, A) == pytest.approx(11 / 23)
+    assert agreement_report(A, B).kappa == pytest.approx(11 / 23)
+    assert agreement_report(B, A).kappa == pytest.approx(11 / 23)
 
 
 def test_kappa_edge_cases() -> None:
-    assert cohens_kappa([C, C], [C, C]) == 1.0  # one shared class: perfect, not 0/0
+    # one shared class: chance agreement is 1, kappa 0/0; the report says perfect agreement
+    assert agreement_report([C, C], [C, C]).kappa == 1.0
     # systematic disagreement: p_o = 0, p_e = 1/2 -> kappa = -1
-    assert cohens_kappa([C, N], [N, C]) == pytest.approx(-1.0)
+    assert agreement_report([C, N], [N, C]).kappa == pytest.approx(-1.0)
     with pytest.raises(ValueError, match="differ in length"):
-        cohens_kappa([C], [C, C])
+        agreement_report([C], [C, C])
     with pytest.raises(ValueError, match="no labels"):
         percent_agreement([], [])
 
@@ -183,17 +183,14 @@ def test_optional_fields_are_read_and_checked(tmp_path: Path) -> None:
         load_human_labels(_write(tmp_path, [GOOD, bad]))
 
 
-def test_wilson_interval_worked_by_hand() -> None:
-    # 5 of 10: centre (0.5 + 0.19208) / 1.38416 = 0.5; half-width
-    # 1.96 * sqrt(0.025 + 0.009604) / 1.38416 = 0.26342 -> [0.2366, 0.7634]
-    assert wilson_interval(5, 10) == pytest.approx((0.2366, 0.7634), abs=1e-4)
-    # 0 of 10: centre = half-width = 0.19208 / 1.38416 = 0.13877 -> [0, 0.2775]
-    low, high = wilson_interval(0, 10) or (None, None)
-    assert low == 0.0 and high == pytest.approx(0.2775, abs=1e-4)
-    assert wilson_interval(10, 10) == pytest.approx((0.7225, 1.0), abs=1e-4)
-    assert wilson_interval(0, 0) is None
-    with pytest.raises(ValueError, match=r"within 0\.\.3"):
-        wilson_interval(4, 3)
+def test_report_intervals_use_z_196_as_the_result_files_were_made() -> None:
+    # Class "correct" of A vs B: tp = 2, fp = 1, fn = 1, so P = 2/3 and R = 2/3 with n = 3.
+    # Wilson with z = 1.96, n = 3, p = 2/3: z²/n = 1.28053, centre = (0.66667 + 0.64027) /
+    # 2.28053 = 0.57309; half = 1.96 * sqrt(0.074074 + 0.106711) / 2.28053 = 0.36542
+    # -> [0.20767, 0.93851].
+    row = agreement_report(A, B).to_json()["per_class"][C]
+    assert row["precision_ci95"] == pytest.approx((0.20767, 0.93851), abs=1e-4)
+    assert row["recall_ci95"] == row["precision_ci95"]
 
 
 def test_builtin_real_set_is_well_formed_and_traceable(wikicontradict: WikiContradict) -> None:

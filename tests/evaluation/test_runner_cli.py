@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -196,8 +197,9 @@ def test_kill_9_mid_run_loses_nothing_committed_and_never_duplicates(
 _PLUGIN = '''"""A benchmark whose prompt is a template file beside it."""
 from pathlib import Path
 
-from freshwiki.benchmarks import Sample, Task, register_benchmark
+from freshwiki.benchmarks import Sample, Task, register_benchmark, register_benchmark_analysis
 from freshwiki.llm import Message
+from freshwiki.results import ReportSection
 
 from promptbench import _helper
 
@@ -227,7 +229,34 @@ class PromptBench:
 @register_benchmark("promptbench")
 def _make(settings, options):
     return PromptBench()
+
+
+class Tally:
+    """Its own report section: how many answers held the gold digit, per run."""
+
+    def report_sections(self, runs, labels):
+        rows = [(label, sum(i.value for i in run.items), len(run.items))
+                for run, label in zip(runs, labels)]
+        return [ReportSection(__name__, "tally.html.j2", "tally.md.j2", {"rows": rows})]
+
+    def run_sections(self, run, breakdown):
+        return [ReportSection(__name__, "tally_run.html.j2", "tally_run.md.j2",
+                              {"answers": [i.output for i in run.items]})]
+
+
+register_benchmark_analysis("promptbench")(Tally)
 '''
+
+# The plug-in's report templates, beside its prompt in its own folder.
+_SECTIONS = {
+    "tally.html.j2": '<section id="tally">{% for label, hits, n in rows %}'
+                     '<p class="tally">{{ label }}: {{ hits|num(0) }} of {{ n }}</p>'
+                     '{% endfor %}</section>\n',
+    "tally.md.j2": "## Tally\n{% for label, hits, n in rows %}\n{{ label|md }}: "
+                   "{{ hits|num(0) }} of {{ n }}\n{% endfor %}\n",
+    "tally_run.html.j2": '<p class="answers">{{ answers|join(" / ") }}</p>\n',
+    "tally_run.md.j2": "Answers: {{ answers|join(' / ') }}\n",
+}
 
 
 def test_an_edited_prompt_or_module_starts_a_new_run_and_runs_diff_names_it(
@@ -238,9 +267,12 @@ def test_an_edited_prompt_or_module_starts_a_new_run_and_runs_diff_names_it(
     (pkg / "__init__.py").write_text(_PLUGIN)
     (pkg / "_helper.py").write_text('"""Limits."""\nMAX_TOKENS = 20\n')
     (pkg / "templates" / "ask.txt").write_text("Answer: {q}\n")
+    for name, text in _SECTIONS.items():
+        (pkg / "templates" / name).write_text(text)
     model = script(tmp_path / "m.jsonl", {"text": "It is 4."}, repeat=20)
     environ = {**env(), "FRESHWIKI_PLUGINS": "promptbench", "PYTHONDONTWRITEBYTECODE": "1",
-               "PYTHONPATH": os.pathsep.join([str(tmp_path / "plugins"), str(REPO)])}
+               "PYTHONPATH": os.pathsep.join([str(tmp_path / "plugins"), str(REPO),
+                                              os.environ.get("PYTHONPATH", "")])}
 
     def run(*args: str) -> dict[str, object]:
         proc = subprocess.run([str(EXE), *args], capture_output=True, text=True, timeout=300,
@@ -251,6 +283,19 @@ def test_an_edited_prompt_or_module_starts_a_new_run_and_runs_diff_names_it(
     evaluate = ("eval", "promptbench", "--model", model, "--judge", "none", "--json")
     a = run(*evaluate)
     assert a["new_outputs"] == 2
+
+    # The plug-in brings its own report sections, with no change to freshwiki.evaluation:
+    # one across runs (after the comparisons), one inside the run's part.
+    report = tmp_path / "report"
+    done = subprocess.run([str(EXE), "report", str(a["run_id"]), "--out", str(report)],
+                          capture_output=True, text=True, timeout=300, env=environ)
+    assert done.returncode == 0, done.stderr
+    html, md = ((report / name).read_text() for name in ("report.html", "report.md"))
+    # The scripted model says "It is 4." to both samples, whose gold is 4: 2 of 2.
+    assert re.search(r'<section id="tally"><p class="tally">[^<]+: 2 of 2</p></section>', html)
+    assert '<p class="answers">It is 4. / It is 4.</p>' in html
+    assert "## Tally" in md and "Answers: It is 4. / It is 4." in md
+    assert html.index('id="tally"') < html.index('class="answers"')  # report-wide first
     again = run(*evaluate)
     assert (again["run_id"], again["new_outputs"]) == (a["run_id"], 0)
 

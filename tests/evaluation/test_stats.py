@@ -21,7 +21,8 @@ from freshwiki.evaluation import (
     paired_comparison,
     summarize,
 )
-from freshwiki.evaluation._stats import mcnemar_exact_p, natural_key, sign_flip_p
+from freshwiki.evaluation._stats import natural_key
+from freshwiki.stats import mcnemar_exact_p, sign_flip_p
 
 Z95 = 1.959963984540054  # standard normal 97.5 % quantile
 

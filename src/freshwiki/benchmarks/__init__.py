@@ -8,14 +8,17 @@ seam types live in :mod:`freshwiki.seams` and are re-exported here.
 
 from freshwiki.benchmarks._files import file_sha256
 from freshwiki.benchmarks._registry import (
+    BUILTIN_ANALYSES,
     BUILTIN_BENCHMARKS,
     BUILTIN_SCORERS,
     UnknownBenchmarkError,
     UnknownScorerError,
+    benchmark_analysis,
     benchmark_names,
     load_benchmark,
     load_scorer,
     register_benchmark,
+    register_benchmark_analysis,
     register_scorer,
     scorer_names,
 )
@@ -35,6 +38,7 @@ from freshwiki.seams import (
 )
 
 __all__ = [
+    "BUILTIN_ANALYSES",
     "BUILTIN_BENCHMARKS",
     "BUILTIN_SCORERS",
     "Benchmark",
@@ -51,11 +55,13 @@ __all__ = [
     "Task",
     "UnknownBenchmarkError",
     "UnknownScorerError",
+    "benchmark_analysis",
     "benchmark_names",
     "file_sha256",
     "load_benchmark",
     "load_scorer",
     "register_benchmark",
+    "register_benchmark_analysis",
     "register_scorer",
     "scorer_names",
 ]

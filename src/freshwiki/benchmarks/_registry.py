@@ -5,7 +5,9 @@ imported only when that name is first looked up (see :class:`freshwiki.plugins.R
 this module imports none of the benchmark packages and they import nothing from it. A
 third-party package adds its own through the ``freshwiki.benchmarks`` / ``freshwiki.scorers``
 entry-point groups, or a ``FRESHWIKI_PLUGINS`` module through :func:`register_benchmark` /
-:func:`register_scorer`.
+:func:`register_scorer`. A benchmark's analysis (its report sections) is found the same way,
+by the benchmark's name: :data:`BUILTIN_ANALYSES`, :func:`register_benchmark_analysis` or the
+``freshwiki.benchmark_analyses`` group.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from freshwiki.plugins import Registry, UnknownNameError
+from freshwiki.results import AnalysisFactory
 from freshwiki.seams import Benchmark, BenchmarkFactory, Scorer, ScorerFactory
 
 if TYPE_CHECKING:
@@ -51,6 +54,15 @@ BUILTIN_SCORERS: Mapping[str, str] = {
 }
 """Built-in scorer name -> ``"module:attr"`` of its factory."""
 
+BUILTIN_ANALYSES: Mapping[str, str] = {
+    "growover": f"{_GROWOVER}.analysis:GrowOverAnalysis",
+    "hellofresh-edits": f"{_HELLOFRESH}.analysis:HelloFreshAnalysis",
+    "hellofresh-notes": f"{_HELLOFRESH}.analysis:HelloFreshAnalysis",
+    "wikicontradict": f"{_CONTRADICT}.analysis:WikiContradictAnalysis",
+}
+"""Built-in benchmark name -> ``"module:attr"`` of its analysis (see :mod:`freshwiki.results`):
+what its runs add to reports. A benchmark without one gets the generic report only."""
+
 
 class UnknownBenchmarkError(UnknownNameError):
     """A benchmark name nobody provides."""
@@ -64,6 +76,8 @@ BENCHMARKS: Registry[BenchmarkFactory] = Registry(
     "benchmark", "freshwiki.benchmarks", BUILTIN_BENCHMARKS, UnknownBenchmarkError)
 SCORERS: Registry[ScorerFactory] = Registry(
     "scorer", "freshwiki.scorers", BUILTIN_SCORERS, UnknownScorerError)
+ANALYSES: Registry[AnalysisFactory] = Registry(
+    "benchmark analysis", "freshwiki.benchmark_analyses", BUILTIN_ANALYSES)
 
 
 def register_benchmark(name: str) -> Callable[[BenchmarkFactory], BenchmarkFactory]:
@@ -104,3 +118,17 @@ def load_scorer(name: str, judge: LLM | None) -> Scorer:
         UnknownScorerError: naming the known scorers.
     """
     return SCORERS.get(name)(judge)
+
+
+def register_benchmark_analysis(name: str) -> Callable[[AnalysisFactory], AnalysisFactory]:
+    """Register the analysis of benchmark ``name`` (decorator): its report sections.
+
+    A plug-in benchmark brings its own report this way, from its own folder; the report
+    finds it by the run's benchmark name.
+    """
+    return ANALYSES.register(name)
+
+
+def benchmark_analysis(name: str) -> AnalysisFactory | None:
+    """The analysis registered for benchmark ``name``, or ``None`` when it has none."""
+    return ANALYSES.get(name) if name in ANALYSES.names() else None

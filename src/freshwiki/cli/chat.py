@@ -510,7 +510,8 @@ def export_run_traces(settings: Settings, out: Path, run_ids: Sequence[str], *,
     Raises:
         FreshwikiError: No runs store, an unknown run, or a run with no grounded chat turn.
     """
-    from freshwiki.evaluation import ResultsStore, default_results_path, grounded_turns
+    from freshwiki.evaluation import ResultsStore, default_results_path
+    from freshwiki.systems.analysis import grounded_turns
 
     path = default_results_path(settings)
     if not path.exists():

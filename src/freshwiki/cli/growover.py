@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 
     from freshwiki.benchmarks.growover import Dataset, SnapshotInfo
     from freshwiki.config import Settings
-    from freshwiki.evaluation import GateTraining
+    from freshwiki.llm import Message
+    from freshwiki.systems.rilm.training import Example, GateTraining
 
 app = typer.Typer(
     help="GrowOVER: a QA and dialogue benchmark generated from Wikipedia snapshots and "
@@ -278,13 +279,9 @@ def train_gate_command(
     document without it: uncertain. The model's state after each pair's prompt trains the
     classifier.
     """
-    from freshwiki.evaluation import (
-        PairPrompts,
-        ResultsStore,
-        default_results_path,
-        train_gate_from_run,
-    )
+    from freshwiki.evaluation import ResultsStore, default_results_path
     from freshwiki.llm import open_llm
+    from freshwiki.systems.rilm.training import pair_rows, train_gate_from_rows
 
     if kind not in ("qa", "dialogue"):
         raise FreshwikiError(f"--kind must be qa or dialogue, not {kind!r}",
@@ -295,42 +292,95 @@ def train_gate_command(
         raise FreshwikiError(f"no results store at {path}",
                              hint="run `freshwiki eval growover --system ralm ...` first.")
     with ResultsStore(path) as store:
-        info = store.run_info(run_id)
-        spec = model or str(info.config.get("model_spec") or info.model)
-        prompts: PairPrompts | None = None
+        results = store.load_run(run_id)
+    info = results.info
+    spec = model or str(info.config.get("model_spec") or info.model)
+    prompts: PairPrompts | None = None
 
-        def prompt_for(example: Any) -> Any:
-            nonlocal prompts
-            if prompts is None:
-                prompts = PairPrompts(settings, info.benchmark,
-                                      dict(info.config.get("benchmark_options") or {}))
-            return prompts(example)
+    def prompt_for(example: Example) -> list[Message]:
+        nonlocal prompts
+        if prompts is None:
+            prompts = PairPrompts(settings, info.benchmark,
+                                  dict(info.config.get("benchmark_options") or {}))
+        return prompts(example)
 
-        def progress(done: int, total: int) -> None:
-            if not as_json and (done == total or done % 25 == 0):
-                err.print(f"features {done}/{total}", highlight=False)
+    def progress(done: int, total: int) -> None:
+        if not as_json and (done == total or done % 25 == 0):
+            err.print(f"features {done}/{total}", highlight=False)
 
-        async def main() -> GateTraining:
-            llm = open_llm(spec, settings=settings)
-            try:
-                return await train_gate_from_run(
-                    store, info.run_id, llm, prompt_for=prompt_for, kind=kind,
-                    snapshot=snapshot, evaluate_later=later, holdout=holdout, seed=seed,
-                    progress=progress)
-            finally:
-                await llm.aclose()
-
+    async def main() -> GateTraining:
+        llm = open_llm(spec, settings=settings)
         try:
-            training = asyncio.run(main())
+            return await train_gate_from_rows(
+                pair_rows(results), llm, run_id=info.run_id, prompt_for=prompt_for,
+                kind=kind, snapshot=snapshot, evaluate_later=later, holdout=holdout,
+                seed=seed, progress=progress)
         finally:
-            if prompts is not None:
-                prompts.close()
+            await llm.aclose()
+
+    try:
+        training = asyncio.run(main())
+    finally:
+        if prompts is not None:
+            prompts.close()
     training.gate.save(out_path)
     _print(training, out_path, out, as_json)
 
 
+class PairPrompts:
+    """Rebuilds a pair's prompt for gate training.
+
+    The benchmark's task with that one document in context, as ``rilm`` builds it. It lives
+    here, not beside the gate training in ``systems/rilm``: rendering a sample needs the
+    benchmark, which a system may not import.
+
+    Args:
+        settings: Where the dataset and the embedding cache live.
+        benchmark: The run's benchmark name.
+        options: The run's benchmark options.
+    """
+
+    def __init__(self, settings: Settings, benchmark: str,
+                 options: Mapping[str, Any]) -> None:
+        from freshwiki.benchmarks import load_benchmark
+        from freshwiki.retrieval import SnapshotIndexes
+
+        self._benchmark = load_benchmark(benchmark, settings, options)
+        self._samples = {s.id: s for s in self._benchmark.samples()}
+        self._indexes = SnapshotIndexes(settings=settings)
+
+    def __call__(self, example: Example) -> list[Message]:
+        """The messages ``rilm`` would build for ``example``'s sample and document.
+
+        Raises:
+            GateTrainingError: the sample or the document no longer exists.
+        """
+        from freshwiki.retrieval import SearchHit
+        from freshwiki.systems.rag import context_messages
+        from freshwiki.systems.rilm.training import GateTrainingError
+
+        sample = self._samples.get(example.sample_id)
+        if sample is None:
+            raise GateTrainingError(
+                f"sample {example.sample_id} of the run is not in the dataset any more",
+                hint="train on a run of the dataset as it is now.")
+        task = self._benchmark.render(sample, example.template)
+        index = self._indexes.get(str(sample.metadata.get("index", "")))
+        passage = index.passage(example.passage_id)
+        if passage is None:
+            raise GateTrainingError(
+                f"passage {example.passage_id} retrieved for {example.sample_id} is not in "
+                "its snapshot index any more", hint="train on a run of the current dataset.")
+        hit = SearchHit(passage=passage, score=0.0, rank=1, key=-1, fused_score=0.0)
+        return list(context_messages(task.messages, [hit]))
+
+    def close(self) -> None:
+        """Close the snapshot indexes."""
+        self._indexes.close()
+
+
 def _print(training: GateTraining, path: Path, out: Console, as_json: bool) -> None:
-    from freshwiki.evaluation import label_for
+    from freshwiki.systems.rilm.training import label_for
 
     data = training.data
     if as_json:

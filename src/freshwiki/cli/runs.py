@@ -136,12 +136,14 @@ def analyse(
 ) -> None:
     """WikiChat's analysis of a grounded run: claims, verdicts, reply sources, latency."""
     from freshwiki.errors import FreshwikiError
-    from freshwiki.evaluation import ResultsStore, analyse_chat
+    from freshwiki.evaluation import ResultsStore
+    from freshwiki.systems.analysis import analyse_chat, run_turns
 
     with ResultsStore(_existing_store()) as store:
         results = store.load_run(run_id)
     info = results.info
-    if not results.chat_turns:
+    turns = run_turns(results)
+    if not turns:
         raise FreshwikiError(
             f"run {info.run_id} ({info.benchmark}, system {info.system}) has no grounded chat "
             "turns to analyse",
@@ -149,11 +151,11 @@ def analyse(
             "`freshwiki eval simulated-chat --system grounded`.")
     breakdowns = list(info.config.get("breakdowns") or [])
     key = None if by == "none" else by or (breakdowns[0] if breakdowns else None)
-    if key is not None and all(key not in t.metadata for t in results.chat_turns):
-        known = sorted({k for t in results.chat_turns for k in t.metadata})
+    if key is not None and all(key not in t.metadata for t in turns):
+        known = sorted({k for t in turns for k in t.metadata})
         raise FreshwikiError(f"no sample of run {info.run_id} has metadata {key!r}",
                              hint=f"use one of: {', '.join(known) or '(none)'}, or --by none.")
-    analysis = analyse_chat(results.chat_turns, key)
+    analysis = analyse_chat(turns, key)
     assert analysis is not None  # there are turns
     if as_json:
         out.print_json(json.dumps({"run_id": info.run_id, **analysis.as_json()}))

@@ -1,32 +1,12 @@
 """Evaluation: run benchmarks against systems, store the results, and report on them.
 
-Statistics and reports consume only the run-result types in ``_types``, so they are tested
-on hand-built results without running a model.
+Statistics and reports consume only the run-result types (:mod:`freshwiki.results`), so they
+are tested on hand-built results without running a model. Nothing here knows a particular
+benchmark or system: what one adds to reports comes from the analysis registered for its name.
 """
 
-from freshwiki.evaluation._chat_analysis import (
-    ChatAnalysis,
-    ChatTurn,
-    TurnStats,
-    analyse_chat,
-    chat_turns,
-    grounded_turns,
-    turn_stats,
-)
-from freshwiki.evaluation._contradiction import (
-    ContradictionTable,
-    LabelShares,
-    contradiction_tables,
-)
 from freshwiki.evaluation._diff import Difference, diff_runs
 from freshwiki.evaluation._fingerprint import Fingerprint, fingerprint
-from freshwiki.evaluation._gate_training import (
-    GateTraining,
-    PairPrompts,
-    label_for,
-    train_gate_from_run,
-)
-from freshwiki.evaluation._growover import RiLMSection, StageTable, rilm_sections
 from freshwiki.evaluation._judge_choice import JudgeChoice, default_judge, same_model
 from freshwiki.evaluation._leaderboard import (
     Board,
@@ -51,15 +31,10 @@ from freshwiki.evaluation._runner import (
 from freshwiki.evaluation._stats import (
     Agreement,
     GroupSummary,
-    Interval,
     PairedComparison,
-    bootstrap_ci,
-    cluster_bootstrap_ci,
     label_agreement,
     paired_comparison,
-    sign_flip_p,
     summarize,
-    wilson_ci,
 )
 from freshwiki.evaluation._store import (
     MergeCounts,
@@ -85,39 +60,37 @@ from freshwiki.evaluation._transfer import (
 )
 from freshwiki.evaluation._types import (
     FailedItem,
-    RiLMSample,
     RunInfo,
     RunResults,
     ScoredItem,
+)
+from freshwiki.stats import (  # the statistics' home; kept here for existing callers
+    Interval,
+    bootstrap_ci,
+    cluster_bootstrap_ci,
+    sign_flip_p,
+    wilson_ci,
 )
 
 __all__ = [
     "Agreement",
     "Board",
     "BoardRun",
-    "ChatAnalysis",
-    "ChatTurn",
-    "ContradictionTable",
     "Difference",
     "EvaluationError",
     "ExportSummary",
     "FailedItem",
     "FileContents",
     "Fingerprint",
-    "GateTraining",
     "GroupSummary",
     "ImportSummary",
     "Interval",
     "JudgeChoice",
-    "LabelShares",
     "LeaderboardError",
     "LeaderboardSite",
     "MergeCounts",
-    "PairPrompts",
     "PairedComparison",
     "ResultsStore",
-    "RiLMSample",
-    "RiLMSection",
     "RunConflictError",
     "RunInfo",
     "RunOverview",
@@ -126,42 +99,32 @@ __all__ = [
     "SchemaMismatchError",
     "ScoreMean",
     "ScoredItem",
-    "StageTable",
     "StoreError",
     "SystemicFailureError",
     "TransferError",
-    "TurnStats",
     "UnknownRunError",
-    "analyse_chat",
     "bootstrap_ci",
     "build_boards",
-    "chat_turns",
     "check_runs_files",
     "cluster_bootstrap_ci",
-    "contradiction_tables",
     "default_judge",
     "default_results_path",
     "diff_runs",
     "evaluate",
     "export_runs",
     "fingerprint",
-    "grounded_turns",
     "import_runs",
     "label_agreement",
-    "label_for",
     "load_plugins",
     "load_runs",
     "merge_runs_files",
     "paired_comparison",
     "read_runs_file",
-    "rilm_sections",
     "run_evaluation",
     "same_model",
     "select_runs",
     "sign_flip_p",
     "summarize",
-    "train_gate_from_run",
-    "turn_stats",
     "wilson_ci",
     "write_leaderboard",
     "write_report",

@@ -66,7 +66,6 @@ import jinja2
 
 from freshwiki import __version__
 from freshwiki.errors import FreshwikiError
-from freshwiki.evaluation._classification import kendall_tau_b, rank
 from freshwiki.evaluation._report import (
     ATTRIBUTION,
     HTML_NAME,
@@ -79,6 +78,7 @@ from freshwiki.evaluation._report import (
     fmt_estimate,
     fmt_interval,
     fmt_number,
+    layout_chart,
     value_y,
     write_report,
 )
@@ -92,6 +92,7 @@ from freshwiki.evaluation._stats import (
 )
 from freshwiki.evaluation._store import ResultsStore
 from freshwiki.evaluation._types import RunResults, ScoredItem
+from freshwiki.stats import kendall_tau_b, ranks
 
 PERIOD_KEYS = ("snapshot", "period")
 """Sample-metadata keys that name a sample's period, in order of preference."""
@@ -480,9 +481,9 @@ def _cell(items: Sequence[ScoredItem], failed: int, scorer: str | None) -> Cell:
 
 
 def _ranked(cells: Sequence[Cell]) -> list[Cell]:
-    ranks = rank({str(k): c.summary.mean if c.summary is not None else None
+    ranks_ = ranks({str(k): c.summary.mean if c.summary is not None else None
                   for k, c in enumerate(cells)})
-    return [Cell(c.summary, c.accounting, ranks.get(str(k))) for k, c in enumerate(cells)]
+    return [Cell(c.summary, c.accounting, ranks_.get(str(k))) for k, c in enumerate(cells)]
 
 
 def _taus(periods: Sequence[str], per_period: Sequence[Sequence[Cell]]) -> list[Tau]:
@@ -751,7 +752,7 @@ def _environment() -> jinja2.Environment:
         loader=jinja2.FileSystemLoader(str(root)), undefined=jinja2.StrictUndefined,
         autoescape=True, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters.update(num=fmt_number, ci=fmt_interval, est=fmt_estimate,
-                       coord=lambda v: f"{v:.2f}",
+                       coord=lambda v: f"{v:.2f}", layout=layout_chart,
                        rank=lambda r: "" if r is None else f"{r:g}")
     return env
 

@@ -8,6 +8,13 @@ difference from noise. The Markdown summary carries the key tables for pull requ
 The module computes everything (summaries, chart geometry) into plain view objects; the Jinja2
 templates in ``templates/`` only lay them out. Output is deterministic: the same runs give the
 same bytes (fixed bootstrap seed, no "generated at" time).
+
+What a particular benchmark or system adds (a paper's tables, a pipeline's breakdown) is not
+known here: the analysis registered for the run's benchmark or system name
+(:func:`freshwiki.benchmarks.benchmark_analysis`, :func:`freshwiki.systems.system_analysis`)
+returns :class:`~freshwiki.results.ReportSection` s, rendered from that analysis's own
+templates with this module's filters and chart macro, and placed after the comparisons
+(sections about runs together) or inside a run's part (sections about one run).
 """
 
 from __future__ import annotations
@@ -22,26 +29,18 @@ from functools import lru_cache
 from importlib import resources
 from itertools import combinations
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import jinja2
+from markupsafe import Markup
 
 from freshwiki import __version__
+from freshwiki.benchmarks import benchmark_analysis
 from freshwiki.errors import FreshwikiError
-from freshwiki.evaluation._chat_analysis import ChatAnalysis, analyse_chat
-from freshwiki.evaluation._classification import VOTE, BenchmarkAnalysis, analyse, as_summary
-from freshwiki.evaluation._contradiction import (
-    SHORT,
-    TYPE_HEADINGS,
-    TYPES,
-    contradiction_tables,
-)
-from freshwiki.evaluation._growover import rilm_sections
 from freshwiki.evaluation._stats import (
     Accounting,
     Agreement,
     GroupSummary,
-    Interval,
     PairedComparison,
     account,
     classifying_scorers,
@@ -52,6 +51,9 @@ from freshwiki.evaluation._stats import (
     summarize,
 )
 from freshwiki.evaluation._types import FailedItem, RunInfo, RunResults, ScoredItem
+from freshwiki.results import Analysis, AnalysisFactory, ChartSpec, ReportSection
+from freshwiki.stats import Interval
+from freshwiki.systems import system_analysis
 
 ATTRIBUTION = "Text from Wikipedia, CC BY-SA 4.0."
 HTML_NAME = "report.html"
@@ -74,8 +76,6 @@ CAP_HALF_WIDTH = 4.0
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442")
 POOLED_COLOUR = "#999999"
 
-_TYPE_TITLES = {"all": "All instances", "explicit": "Explicit contradictions",
-                "implicit": "Implicit contradictions"}
 _MAX_INFERRED_VALUES = 6
 _EXAMPLES_PER_LABEL = 3
 _EXAMPLE_CHARS = 800
@@ -137,8 +137,21 @@ def value_y(value: float, domain: tuple[float, float]) -> float:
     return PLOT_TOP + (hi - clamped) / (hi - lo) * PLOT_HEIGHT
 
 
+class Plotted(Protocol):
+    """What a bar is drawn from: a mean, its interval and its n."""
+
+    @property
+    def mean(self) -> float | None: ...
+
+    @property
+    def ci(self) -> Interval | None: ...
+
+    @property
+    def n(self) -> int: ...
+
+
 def bar_chart(title: str, groups: Sequence[str], series: Sequence[str],
-              values: Mapping[tuple[str, str], GroupSummary | None], *,
+              values: Mapping[tuple[str, str], Plotted | None], *,
               domain: tuple[float, float] = (0.0, 1.0), x_label: str = "template",
               colours: Mapping[str, str] | None = None) -> BarChart:
     """Lay out a grouped bar chart of means with CI whiskers.
@@ -290,6 +303,14 @@ class SideBySide:
 
 
 @dataclass(frozen=True)
+class RenderedSection:
+    """An analysis's section, rendered for both outputs (see :class:`ReportSection`)."""
+
+    html: Markup
+    markdown: str
+
+
+@dataclass(frozen=True)
 class RunView:
     """Everything shown about one run."""
 
@@ -314,8 +335,8 @@ class RunView:
     accounting: tuple[Accounting, ...]
     warnings: tuple[str, ...]
     examples: tuple[tuple[str, tuple[tuple[str, tuple[Example, ...]], ...]], ...]
-    chat: ChatAnalysis | None = None
-    """WikiChat's analysis of the grounded system's turns (none for other systems)."""
+    sections: tuple[RenderedSection, ...] = ()
+    """What the analyses of the run's benchmark and system show inside its part."""
 
 
 @dataclass(frozen=True)
@@ -504,7 +525,9 @@ def _run_view(results: RunResults, label: str, by: Sequence[str] | None) -> RunV
         failure_counts=failure_counts, failure_rows=failure_rows,
         accounting=accounting, warnings=warnings,
         examples=tuple((s, _examples([i for i in items if i.scorer == s])) for s in scorers),
-        chat=analyse_chat(results.chat_turns, breakdowns[0] if breakdowns else None),
+        sections=tuple(render_section(s) for analysis in _analyses(results)
+                       for s in analysis.run_sections(
+                           results, breakdowns[0] if breakdowns else None)),
     )
 
 
@@ -621,82 +644,52 @@ def _labels(results: Sequence[RunResults]) -> list[str]:
             for name, r in zip(labels, results, strict=True)]
 
 
-@dataclass(frozen=True)
-class ClassificationView:
-    """The HelloFresh section of one benchmark: the analysis and its charts."""
-
-    analysis: BenchmarkAnalysis
-    f1_chart: BarChart
-    period_chart: BarChart
-    tau_chart: BarChart
-    deployment_chart: BarChart
-    quartile_chart: BarChart | None
-    regime_chart: BarChart | None = None
+def _analyses(results: RunResults) -> list[Analysis]:
+    """The analyses registered for the run's benchmark and its system, in that order."""
+    found = [benchmark_analysis(results.info.benchmark), system_analysis(results.info.system)]
+    return [factory() for factory in found if factory is not None]
 
 
-def _classification_views(results: Sequence[RunResults],
-                          labels: Sequence[str]) -> list[ClassificationView]:
-    """Charts of :func:`~freshwiki.evaluation._classification.analyse` (HelloFresh runs)."""
-    views = []
-    for a in analyse(results, labels):
-        runs = [r.label for r in a.runs]
-        f1 = {(t, r.label): as_summary(m.f1, m.n, t)
-              for r in a.runs for t, m in r.per_template.items()}
-        periods = {(p, r.label): as_summary(m.f1, m.n, p)
-                   for r in a.runs for p, m in r.per_period.items()}
-        taus = {(f"{x}→{y}", "Kendall τ-b"): GroupSummary(
-                    by=("template",), key=(x,), n=n, n_samples=n, mean=tau, ci=None,
-                    label_counts={})
-                for x, y, tau, n in a.ranking.taus if tau is not None}
-        deployed: dict[tuple[str, str], GroupSummary | None] = {}
-        for r in a.runs:
-            chosen = r.deployment.chosen_candidate
-            if chosen is not None:
-                m = chosen.test
-                for name, metric in (("precision", m.precision), ("recall", m.recall),
-                                     ("F1", m.f1)):
-                    deployed[(r.label, name)] = as_summary(metric, m.n, name)
-        quartiles = {(q, r.label): as_summary(m.f1, m.n, q)
-                     for r in a.runs for q, m in r.per_quartile.items()}
-        regimes = {(row.template, f"{c.search} − {c.zero_shot}"): GroupSummary(
-                       by=("template",), key=(row.template,), n=row.n, n_samples=row.n,
-                       mean=row.difference, ci=row.ci, label_counts={})
-                   for c in a.regimes for row in c.rows if row.difference is not None}
-        title = a.benchmark + (f" ({Path(a.dataset).name})" if a.dataset else "")
-        views.append(ClassificationView(
-            analysis=a,
-            f1_chart=bar_chart(f"{title}: F1 by phrasing ({VOTE} = majority)",
-                               list(a.templates), runs, f1),
-            period_chart=bar_chart(f"{title}: F1 of the majority vote by period",
-                                   list(a.periods), runs, periods, x_label="period"),
-            tau_chart=bar_chart(f"{title}: ranking consistency between periods",
-                                [f"{x}→{y}" for x, y, _, _ in a.ranking.taus],
-                                ["Kendall τ-b"], taus, domain=(-1.0, 1.0),
-                                x_label="consecutive periods"),
-            deployment_chart=bar_chart(f"{title}: deployed phrasing on later periods",
-                                       runs, ["precision", "recall", "F1"], deployed,
-                                       x_label="run"),
-            quartile_chart=bar_chart(
-                f"{title}: F1 of the majority vote by vote-count quartile",
-                sorted({q for r in a.runs for q in r.per_quartile}), runs, quartiles,
-                x_label="quartile") if any(r.per_quartile for r in a.runs) else None,
-            regime_chart=bar_chart(
-                f"{title}: F1 of the search agent minus zero-shot, by phrasing",
-                [row.template for row in a.regimes[0].rows],
-                [f"{c.search} − {c.zero_shot}" for c in a.regimes], regimes,
-                domain=(-1.0, 1.0)) if a.regimes else None,
-        ))
-    return views
+def _report_sections(results: Sequence[RunResults],
+                     labels: Sequence[str]) -> list[ReportSection]:
+    """Every benchmark analysis's sections over the report's runs of that benchmark.
+
+    One analysis may serve several benchmark names (HelloFresh's notes and edits); it is
+    asked once, with all their runs, in the order the runs come.
+    """
+    groups: dict[AnalysisFactory, tuple[list[RunResults], list[str]]] = {}
+    for run, label in zip(results, labels, strict=True):
+        factory = benchmark_analysis(run.info.benchmark)
+        if factory is not None:
+            runs, names = groups.setdefault(factory, ([], []))
+            runs.append(run)
+            names.append(label)
+    return [section for factory, (runs, names) in groups.items()
+            for section in factory().report_sections(runs, names)]
 
 
 # ----------------------------------------------------------------------------- rendering
 
 
-@lru_cache(maxsize=1)
-def _environment() -> jinja2.Environment:
-    root = resources.files("freshwiki.evaluation") / "templates"
+def layout_chart(chart: BarChart | ChartSpec) -> BarChart:
+    """A chart an analysis described as data, laid out as every chart of the report."""
+    if isinstance(chart, BarChart):
+        return chart
+    return bar_chart(chart.title, chart.groups, chart.series, chart.values,
+                     domain=chart.domain, x_label=chart.x_label)
+
+
+@lru_cache(maxsize=32)
+def _environment(package: str | None = None) -> jinja2.Environment:
+    """The report's Jinja2 environment.
+
+    With ``package``, that package's ``templates/`` folder comes first (an analysis's section
+    templates), the report's own after it.
+    """
+    folders = [] if package is None else [str(resources.files(package) / "templates")]
+    folders.append(str(resources.files("freshwiki.evaluation") / "templates"))
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(root)),
+        loader=jinja2.FileSystemLoader(folders),
         undefined=jinja2.StrictUndefined,
         autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",),
                                             disabled_extensions=("md.j2",),
@@ -706,8 +699,21 @@ def _environment() -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.filters.update(num=fmt_number, ci=fmt_interval, est=fmt_estimate, p=fmt_p, md=_md,
-                       coord=lambda v: f"{v:.2f}")
+                       coord=lambda v: f"{v:.2f}", layout=layout_chart)
     return env
+
+
+def render_section(section: ReportSection) -> RenderedSection:
+    """Render an analysis's section for the HTML and the Markdown report.
+
+    The rendered text replaces the template's place in the report as an include would: its
+    last newline is dropped, since the report's own line break follows it.
+    """
+    env = _environment(section.package)
+    html, markdown = (env.get_template(name).render(**section.context)
+                      for name in (section.html, section.markdown))
+    return RenderedSection(html=Markup(html.removesuffix("\n")),
+                           markdown=markdown.removesuffix("\n"))
 
 
 def _render(name: str, **context: Any) -> str:
@@ -745,14 +751,8 @@ def write_report(results: Sequence[RunResults], out_dir: Path | str, *,
     runs_charts = [_runs_chart(views, s) for s in shared] if len(views) > 1 else []
     benchmarks = sorted({r.info.benchmark for r in results})
     context = {
-        "classification": _classification_views(results, [v.label for v in views]),
-        "contradiction": contradiction_tables(results, [v.label for v in views]),
-        "rilm": rilm_sections(results, [v.label for v in views]),
-        "types": TYPES,
-        "headings": TYPE_HEADINGS,
-        "long": _TYPE_TITLES,
-        "short": SHORT,
-        "labels": tuple(SHORT),
+        "sections": [render_section(s) for s in
+                     _report_sections(results, [v.label for v in views])],
         "title": f"freshwiki report: {', '.join(benchmarks)}",
         "runs": views,
         "comparisons": comparisons,

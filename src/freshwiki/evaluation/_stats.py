@@ -1,16 +1,12 @@
 """Statistics over scored items: means with bootstrap CIs, paired run comparisons, agreement.
 
 Everything here consumes :class:`~freshwiki.evaluation._types.ScoredItem` s only, so it is
-tested on hand-built results without a model.
+tested on hand-built results without a model. The intervals, tests and kappa themselves are
+:mod:`freshwiki.stats`'s; this module decides which applies to which group of items.
 
 Design choices, and why:
 
-* **Percentile bootstrap** for every mean: scores are bounded, often binary or three-valued
-  (1 / 0.5 / 0), and samples are small, where a normal-theory interval can poke outside [0, 1].
-  A resample's mean depends only on how often each *distinct* value is drawn, so for the usual
-  few distinct scores resamples are drawn as multinomial counts over them: exactly the
-  bootstrap distribution, at a cost of ``resamples x distinct values`` instead of
-  ``resamples x n``.
+* **Percentile bootstrap** for every mean (:func:`freshwiki.stats.bootstrap_ci`).
 * **Clustered by sample** whenever a group holds several items of one sample (templates pooled):
   answers to the same sample under different templates are correlated, and treating them as
   independent would make the interval too narrow. Whole samples are resampled instead.
@@ -20,44 +16,26 @@ Design choices, and why:
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from statistics import NormalDist
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from freshwiki.evaluation._types import FailedItem, RunResults, ScoredItem
+from freshwiki.results import natural_key as natural_key
+from freshwiki.stats import (
+    Interval,
+    bootstrap_ci,
+    cluster_bootstrap_ci,
+    kappa_from_matrix,
+    mcnemar_exact_p,
+    sign_flip_p,
+)
 
-FloatArray = npt.NDArray[np.float64]
-
-# Cells (resamples x categories) drawn at once: bounds memory to ~16 MB per chunk.
-_CHUNK_CELLS = 1 << 21
-# Up to this many distinct values, resamples are drawn as counts per value (scores are usually
-# 0 / 0.5 / 1), which is much cheaper than drawing n indices per resample.
-_FEW_DISTINCT = 32
-# Up to this many non-zero paired differences, the sign-flip test enumerates all 2^m flips.
-_EXACT_FLIP_LIMIT = 16
 # Fields of ScoredItem that ``by=`` may name; every other name is a sample-metadata key.
 _ITEM_FIELDS = ("scorer", "template", "label", "sample_id")
-
-
-@dataclass(frozen=True)
-class Interval:
-    """A confidence interval.
-
-    Attributes:
-        low: Lower bound.
-        high: Upper bound.
-        confidence: Nominal coverage, e.g. 0.95.
-    """
-
-    low: float
-    high: float
-    confidence: float
 
 
 @dataclass(frozen=True)
@@ -155,169 +133,6 @@ class Agreement:
     n_unmatched: int
 
 
-def natural_key(text: str | None) -> tuple[Any, ...]:
-    """Sort key putting ``"5"`` before ``"5.1"`` and ``"10"``, and ``None`` last.
-
-    Template ids are version-like strings; plain string order would put "10" before "2".
-    """
-    if text is None:
-        return (1,)
-    parts = re.split(r"(\d+)", text)
-    return (0, *((0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts if p))
-
-
-def _as_array(values: Iterable[float] | FloatArray) -> FloatArray:
-    array = np.asarray(list(values) if not isinstance(values, np.ndarray) else values,
-                       dtype=np.float64)
-    if array.ndim != 1:
-        raise ValueError(f"expected a flat sequence of numbers, got shape {array.shape}")
-    if not np.all(np.isfinite(array)):
-        raise ValueError("values contain NaN or infinity")
-    return array
-
-
-def _check(confidence: float, resamples: int) -> None:
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    if resamples < 1:
-        raise ValueError(f"resamples must be at least 1, got {resamples}")
-
-
-def _resampled_means(draws: int, probs: FloatArray | None, sums: FloatArray,
-                     counts: FloatArray, resamples: int,
-                     rng: np.random.Generator) -> FloatArray:
-    """Means of bootstrap resamples, each drawing ``draws`` categories with replacement.
-
-    A resample's mean is ``sum(sums) / sum(counts)`` over the categories drawn. With ``probs``
-    (few distinct categories of unequal weight) the draws are multinomial counts per category,
-    costing ``resamples x categories``; with ``probs=None`` (equally likely categories, many of
-    them) they are plain indices, costing ``resamples x draws``. Chunked to bound memory.
-    """
-    width = len(sums) if probs is not None else draws
-    chunk = max(1, _CHUNK_CELLS // width)
-    means: list[FloatArray] = []
-    done = 0
-    while done < resamples:
-        size = min(chunk, resamples - done)
-        if probs is not None:
-            weights = rng.multinomial(draws, probs, size=size).astype(np.float64)
-            means.append((weights @ sums) / (weights @ counts))
-        else:
-            picks = rng.integers(0, len(sums), size=(size, draws))
-            means.append(sums[picks].sum(axis=1) / counts[picks].sum(axis=1))
-        done += size
-    return np.concatenate(means)
-
-
-def _percentile(means: FloatArray, confidence: float) -> Interval:
-    alpha = 1.0 - confidence
-    low, high = np.quantile(means, [alpha / 2, 1 - alpha / 2])
-    return Interval(float(low), float(high), confidence)
-
-
-def bootstrap_ci(values: Iterable[float] | FloatArray, *, confidence: float = 0.95,
-                 resamples: int = 10_000, seed: int = 0) -> Interval | None:
-    """Percentile bootstrap confidence interval of the mean of ``values``.
-
-    Args:
-        values: Independent observations (one score per answer).
-        confidence: Nominal coverage.
-        resamples: Bootstrap resamples; 10,000 keeps the bounds' Monte Carlo error well below
-            the third decimal that reports print.
-        seed: Random seed, fixed so a report is reproducible.
-
-    Returns:
-        ``None`` for no values (there is nothing to estimate); a zero-width interval at the
-        value when all values are equal (every resample has that mean), including n = 1.
-
-    Raises:
-        ValueError: ``values`` holds NaN/infinity, or ``confidence``/``resamples`` is invalid.
-    """
-    _check(confidence, resamples)
-    array = _as_array(values)
-    if array.size == 0:
-        return None
-    distinct, freq = np.unique(array, return_counts=True)
-    if distinct.size == 1:
-        return Interval(float(distinct[0]), float(distinct[0]), confidence)
-    rng = np.random.default_rng(seed)
-    if distinct.size <= _FEW_DISTINCT:
-        means = _resampled_means(array.size, freq / array.size, distinct,
-                                 np.ones_like(distinct), resamples, rng)
-    else:
-        means = _resampled_means(array.size, None, array, np.ones_like(array), resamples, rng)
-    return _percentile(means, confidence)
-
-
-def wilson_ci(successes: int, trials: int, *, confidence: float = 0.95) -> Interval | None:
-    """Wilson score interval of a proportion (0/1 scores).
-
-    A percentile bootstrap of an all-0 or all-1 group collapses to a point and says nothing
-    about n; the Wilson interval still widens as n shrinks.
-
-    Returns:
-        ``None`` for no trials.
-
-    Raises:
-        ValueError: ``successes`` outside [0, trials], or ``confidence`` not in (0, 1).
-    """
-    if not 0 <= successes <= trials:
-        raise ValueError(f"{successes} successes out of {trials} trials")
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    if trials == 0:
-        return None
-    z = NormalDist().inv_cdf(0.5 + confidence / 2)
-    p = successes / trials
-    centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
-    half = (z / (1 + z * z / trials)) * math.sqrt(p * (1 - p) / trials
-                                                  + z * z / (4 * trials * trials))
-    # At 0 or n successes the bound is exactly 0 or 1; rounding would leave 1e-17.
-    low = 0.0 if successes == 0 else max(0.0, centre - half)
-    high = 1.0 if successes == trials else min(1.0, centre + half)
-    return Interval(low, high, confidence)
-
-
-def cluster_bootstrap_ci(values: Iterable[float] | FloatArray, clusters: Sequence[str], *,
-                         confidence: float = 0.95, resamples: int = 10_000,
-                         seed: int = 0) -> Interval | None:
-    """Bootstrap interval of the mean when observations come in correlated clusters.
-
-    Whole clusters (samples) are resampled and the mean is taken over all their items, so a
-    sample answered under five templates counts as one draw, not five independent ones. With
-    one item per cluster this is the ordinary bootstrap.
-
-    Args:
-        values: One value per item.
-        clusters: The cluster (sample id) of each item, aligned with ``values``.
-        confidence: Nominal coverage.
-        resamples: Bootstrap resamples.
-        seed: Random seed.
-
-    Returns:
-        As :func:`bootstrap_ci`.
-
-    Raises:
-        ValueError: As :func:`bootstrap_ci`, or ``clusters`` is not aligned with ``values``.
-    """
-    _check(confidence, resamples)
-    array = _as_array(values)
-    if len(clusters) != array.size:
-        raise ValueError(f"{array.size} values but {len(clusters)} cluster ids")
-    if array.size == 0:
-        return None
-    if np.all(array == array[0]):
-        return Interval(float(array[0]), float(array[0]), confidence)
-    index: dict[str, int] = {}
-    codes = np.array([index.setdefault(c, len(index)) for c in clusters])
-    sums = np.bincount(codes, weights=array).astype(np.float64)
-    counts = np.bincount(codes).astype(np.float64)
-    k = len(index)
-    rng = np.random.default_rng(seed)
-    means = _resampled_means(k, None, sums, counts, resamples, rng)
-    return _percentile(means, confidence)
-
-
 def _field(item: ScoredItem, name: str) -> str | None:
     value: Any = getattr(item, name) if name in _ITEM_FIELDS else item.metadata.get(name)
     if value is None:
@@ -387,63 +202,6 @@ def _index(items: Iterable[ScoredItem], scorer: str, template: str | None,
                              f"under template {item.template!r} twice")
         found[key] = item
     return found
-
-
-def mcnemar_exact_p(b: int, c: int) -> float:
-    """Two-sided exact McNemar p-value from the discordant pair counts ``b`` and ``c``.
-
-    Under "no difference" each discordant pair is equally likely to go either way, so the
-    smaller count is binomial(b + c, 1/2); concordant pairs carry no information.
-    """
-    m = b + c
-    if m == 0:
-        return 1.0
-    tail = sum(math.comb(m, i) for i in range(min(b, c) + 1))
-    return min(1.0, 2 * tail / (1 << m))  # exact integer ratio, correctly rounded
-
-
-def _flip_signs(m: int, size: int, rng: np.random.Generator) -> Iterator[npt.NDArray[np.int8]]:
-    chunk = max(1, _CHUNK_CELLS // m)
-    done = 0
-    while done < size:
-        rows = min(chunk, size - done)
-        yield (rng.integers(0, 2, size=(rows, m), dtype=np.int8) * 2 - 1).astype(np.int8)
-        done += rows
-
-
-def sign_flip_p(differences: Iterable[float] | FloatArray, *, resamples: int = 10_000,
-                seed: int = 0) -> tuple[float, bool]:
-    """Two-sided sign-flip permutation test that paired differences are centred on zero.
-
-    Under "no difference" the two runs' scores for a pair are exchangeable, so each difference
-    is as likely to have either sign. The statistic is ``|Σ d|``; zero differences are the
-    same under every flip and drop out.
-
-    Args:
-        differences: One difference per independent unit (a pair, or a sample's summed pairs).
-        resamples: Random sign flips when there are too many units to enumerate.
-        seed: Random seed for the random flips.
-
-    Returns:
-        ``(p_value, exact)``: all 2^m flips are enumerated when at most 16 differences are
-        non-zero (exact); otherwise ``(1 + hits) / (1 + resamples)`` from random flips, which
-        never reports an impossible p of 0.
-    """
-    d = _as_array(differences)
-    d = d[d != 0]
-    m = d.size
-    if m == 0:
-        return 1.0, True
-    observed = abs(math.fsum(d))
-    tolerance = 1e-9 * float(np.abs(d).sum())
-    if m <= _EXACT_FLIP_LIMIT:
-        patterns = np.arange(2**m)[:, None] >> np.arange(m) & 1
-        stats = np.abs((1 - 2 * patterns) @ d)
-        return float(np.mean(stats >= observed - tolerance)), True
-    rng = np.random.default_rng(seed)
-    hits = sum(int(np.sum(np.abs(signs @ d) >= observed - tolerance))
-               for signs in _flip_signs(m, resamples, rng))
-    return (1 + hits) / (1 + resamples), False
 
 
 def paired_comparison(run_a: RunResults, run_b: RunResults, scorer: str,
@@ -565,16 +323,11 @@ def label_agreement(items: Iterable[ScoredItem], scorer_a: str, scorer_b: str) -
     matrix = np.array([[counts[(r, c)] for c in range(len(labels))] for r in range(len(labels))],
                       dtype=np.int64).reshape(len(labels), len(labels))
     n = len(keys)
-    percent = kappa = None
-    if n:
-        observed = float(np.trace(matrix)) / n
-        chance = float(matrix.sum(axis=1) @ matrix.sum(axis=0)) / n**2
-        percent = 100.0 * observed
-        kappa = None if math.isclose(chance, 1.0) else (observed - chance) / (1.0 - chance)
+    cells = tuple(tuple(int(c) for c in row) for row in matrix)
     return Agreement(
-        scorer_a=scorer_a, scorer_b=scorer_b, labels=labels,
-        matrix=tuple(tuple(int(c) for c in row) for row in matrix), n=n, percent=percent,
-        kappa=kappa, n_unmatched=len(la.keys() ^ lb.keys()),
+        scorer_a=scorer_a, scorer_b=scorer_b, labels=labels, matrix=cells, n=n,
+        percent=100.0 * float(np.trace(matrix)) / n if n else None,
+        kappa=kappa_from_matrix(cells), n_unmatched=len(la.keys() ^ lb.keys()),
     )
 
 

@@ -32,10 +32,14 @@ from typing import TYPE_CHECKING, Any
 
 from freshwiki.benchmarks import Output, Sample, Score
 from freshwiki.errors import FreshwikiError
-from freshwiki.evaluation._chat_analysis import FACTUALITY, chat_turns
 from freshwiki.evaluation._diff import diff_runs
-from freshwiki.evaluation._growover import GROWOVER, RILM_SCORERS, rilm_samples
-from freshwiki.evaluation._types import FailedItem, RunInfo, RunResults, ScoredItem
+from freshwiki.evaluation._types import (
+    FailedItem,
+    RunInfo,
+    RunResults,
+    ScoredItem,
+    StoredOutput,
+)
 from freshwiki.llm import Usage
 
 if TYPE_CHECKING:
@@ -370,14 +374,14 @@ class ResultsStore:
     def load_run(self, run_id: str) -> RunResults:
         """Everything committed for a run (id or unique prefix), in sample order.
 
-        Each scored item carries its sample's metadata and the output text, and the grounded
-        system's chat turns come summarised from their traces (``RunResults.chat_turns``,
-        answered or not yet scored), so reports need nothing else.
+        Each scored item carries its sample's metadata, the output text and the scorer's
+        data; the outputs' traces are read from the file when an analysis asks for them
+        (``RunResults.traces``), so a report reads the traces of the runs that need them only.
         """
         info = self.run_info(run_id)
         rows = self._conn.execute(
             "SELECT s.sample_id, s.template, s.scorer, s.value, s.label, s.explanation, "
-            "o.metadata, o.text FROM scores s JOIN outputs o "
+            "s.data, o.metadata, o.text FROM scores s JOIN outputs o "
             "ON o.run_id = s.run_id AND o.sample_id = s.sample_id AND o.template = s.template "
             "WHERE s.run_id = ? ORDER BY o.sample_index, s.template, s.scorer",
             (info.run_id,),
@@ -387,18 +391,14 @@ class ResultsStore:
                 sample_id=r["sample_id"], template=r["template"], scorer=r["scorer"],
                 value=float(r["value"]), label=r["label"], explanation=r["explanation"],
                 metadata=json.loads(r["metadata"]), output=r["text"],
+                data=json.loads(r["data"]),
             )
             for r in rows
         )
-        turns = tuple(chat_turns(self.traces(info.run_id, key="chat"),
-                                 self.score_data(info.run_id, FACTUALITY)))
-        rilm = (rilm_samples(items, {s: self.score_data(info.run_id, s) for s in RILM_SCORERS})
-                if info.benchmark == GROWOVER else ())
         return RunResults(info=info, items=items, failures=tuple(self.failures(info.run_id)),
-                          chat_turns=turns, rilm=rilm)
+                          outputs=_StoredOutputs(self.path, info.run_id))
 
-    def traces(self, run_id: str, *, key: str | None = None
-               ) -> Iterator[tuple[str, str, dict[str, Any], str, dict[str, Any]]]:
+    def traces(self, run_id: str, *, key: str | None = None) -> Iterator[StoredOutput]:
         """``(sample_id, template, metadata, text, trace)`` of every output, in sample order.
 
         Args:
@@ -408,15 +408,7 @@ class ResultsStore:
                 other runs' traces are never decoded: a JSON key is a quoted string followed
                 by a colon, which no string value can contain unescaped.
         """
-        query = ("SELECT sample_id, template, metadata, text, trace FROM outputs "
-                 "WHERE run_id = ?")
-        params: tuple[Any, ...] = (run_id,)
-        if key is not None:
-            query += " AND instr(trace, ?) > 0"
-            params += (json.dumps(key) + ":",)
-        for row in self._conn.execute(query + " ORDER BY sample_index, sample_id, template",
-                                      params):
-            yield (row[0], row[1], json.loads(row[2]), row[3], json.loads(row[4]))
+        return _traces(self._conn, run_id, key)
 
     def score_data(self, run_id: str, scorer: str) -> dict[tuple[str, str], dict[str, Any]]:
         """The ``data`` a scorer stored with each score of a run, by (sample, template)."""
@@ -807,6 +799,35 @@ class ResultsStore:
             (run_id,),
         ).fetchone()
         return int(row[0]), int(row[1])
+
+
+def _traces(conn: sqlite3.Connection, run_id: str, key: str | None) -> Iterator[StoredOutput]:
+    query = "SELECT sample_id, template, metadata, text, trace FROM outputs WHERE run_id = ?"
+    params: tuple[Any, ...] = (run_id,)
+    if key is not None:
+        query += " AND instr(trace, ?) > 0"
+        params += (json.dumps(key) + ":",)
+    for row in conn.execute(query + " ORDER BY sample_index, sample_id, template", params):
+        yield (row[0], row[1], json.loads(row[2]), row[3], json.loads(row[4]))
+
+
+@dataclass(frozen=True)
+class _StoredOutputs:
+    """A run's outputs in a store file, read on demand.
+
+    On a connection of their own: the store that loaded the run may be closed, or busy in
+    another thread, by then.
+    """
+
+    path: Path
+    run_id: str
+
+    def traces(self, key: str | None = None) -> Iterator[StoredOutput]:
+        conn = sqlite3.connect(self.path, timeout=60.0)
+        try:
+            yield from _traces(conn, self.run_id, key)
+        finally:
+            conn.close()
 
 
 def _run_info(row: sqlite3.Row | Mapping[str, Any]) -> RunInfo:

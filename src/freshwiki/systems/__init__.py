@@ -9,14 +9,18 @@ indexes; ``search-agent`` and ``zero-shot`` answer HelloFresh. Systems see only 
 from freshwiki.seams import System, SystemFactory
 from freshwiki.systems._options import SystemSetupError, read_options
 from freshwiki.systems._registry import (
+    BUILTIN_ANALYSES,
     BUILTIN_SYSTEMS,
     UnknownSystemError,
     load_system,
     register_system,
+    register_system_analysis,
+    system_analysis,
     system_names,
 )
 
 __all__ = [
+    "BUILTIN_ANALYSES",
     "BUILTIN_SYSTEMS",
     "System",
     "SystemFactory",
@@ -25,5 +29,7 @@ __all__ = [
     "load_system",
     "read_options",
     "register_system",
+    "register_system_analysis",
+    "system_analysis",
     "system_names",
 ]

@@ -3,7 +3,10 @@
 Each built-in name maps to the ``"module:attr"`` of its factory, imported on first lookup (see
 :class:`freshwiki.plugins.Registry`): this module imports no system, so no system module can
 close a circle through it. Third-party systems come in through the ``freshwiki.systems``
-entry-point group, or a ``FRESHWIKI_PLUGINS`` module through :func:`register_system`.
+entry-point group, or a ``FRESHWIKI_PLUGINS`` module through :func:`register_system`. The
+analysis of a system's runs (report sections from its traces) is found the same way, by the
+system's name: :data:`BUILTIN_ANALYSES`, :func:`register_system_analysis` or the
+``freshwiki.system_analyses`` group.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from freshwiki.plugins import Registry, UnknownNameError
+from freshwiki.results import AnalysisFactory
 from freshwiki.seams import System, SystemFactory
 
 if TYPE_CHECKING:
@@ -30,6 +34,12 @@ BUILTIN_SYSTEMS: Mapping[str, str] = {
 }
 """Built-in system name -> ``"module:attr"`` of its factory."""
 
+BUILTIN_ANALYSES: Mapping[str, str] = {
+    "grounded": "freshwiki.systems.analysis:GroundedChatAnalysis",
+}
+"""Built-in system name -> ``"module:attr"`` of the analysis of its runs' traces (see
+:mod:`freshwiki.results`)."""
+
 
 class UnknownSystemError(UnknownNameError):
     """A system name nobody provides."""
@@ -37,6 +47,8 @@ class UnknownSystemError(UnknownNameError):
 
 SYSTEMS: Registry[SystemFactory] = Registry(
     "system", "freshwiki.systems", BUILTIN_SYSTEMS, UnknownSystemError)
+ANALYSES: Registry[AnalysisFactory] = Registry(
+    "system analysis", "freshwiki.system_analyses", BUILTIN_ANALYSES)
 
 
 def register_system(name: str) -> Callable[[SystemFactory], SystemFactory]:
@@ -58,3 +70,13 @@ def load_system(
         UnknownSystemError: naming the known systems.
     """
     return SYSTEMS.get(name)(llm, settings, options or {})
+
+
+def register_system_analysis(name: str) -> Callable[[AnalysisFactory], AnalysisFactory]:
+    """Register the analysis of system ``name``'s runs (decorator): its report sections."""
+    return ANALYSES.register(name)
+
+
+def system_analysis(name: str) -> AnalysisFactory | None:
+    """The analysis registered for system ``name``, or ``None`` when it has none."""
+    return ANALYSES.get(name) if name in ANALYSES.names() else None

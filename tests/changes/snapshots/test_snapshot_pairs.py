@@ -116,7 +116,7 @@ def test_agreement_report_on_a_hand_checked_example(sd: ModuleType) -> None:
     assert per["changed"]["recall"] == 1.0 and per["changed"]["precision"] == 0.5
     assert per["deleted"]["recall"] == 0.0 and per["deleted"]["precision"] is None
     assert rep["confusion_truth_by_predicted"]["deleted"]["unchanged"] == 1
-    assert sd.wilson(0, 4) == (0.0, 0.4899)  # z^2 / (n + z^2) = 3.8416 / 7.8416
+    assert sd.share_ci(0, 4) == (0.0, 0.4899)  # z^2 / (n + z^2) = 3.8416 / 7.8416
 
 
 def _contradiction(messages: Sequence[Message]) -> str:

@@ -73,12 +73,10 @@ from freshwiki.benchmarks.wikicontradict._agreement import (
     agreement_report,
     builtin_human_labels,
     builtin_real_labels,
-    cohens_kappa,
     confusion_matrix,
     load_human_labels,
     percent_agreement,
     precision_recall_f1,
-    wilson_interval,
 )
 from freshwiki.benchmarks.wikicontradict._benchmark import (
     DATASET_FILE,
@@ -172,7 +170,6 @@ __all__ = [
     "builtin_revisions",
     "classify",
     "clean_passage",
-    "cohens_kappa",
     "confusion_matrix",
     "judge_messages",
     "judge_scorer_factory",
@@ -188,5 +185,4 @@ __all__ = [
     "select_questions",
     "template_spec",
     "wikicontradict_benchmark",
-    "wilson_interval",
 ]

@@ -3,8 +3,8 @@
 Small on purpose: these are the numbers the paper reports for its judge (its Table 3: accuracy,
 macro F1, and precision / recall / F1 of each of correct, partially correct and incorrect
 against human judgements) plus chance-corrected agreement (Cohen's kappa) and the confusion
-matrix. They live in the benchmark package because the benchmarks layer cannot import
-``freshwiki.evaluation``.
+matrix, in the paper's layout. The statistics themselves (kappa, per-class P / R / F1, the
+Wilson interval) are :mod:`freshwiki.stats`'s; this module only lays them out.
 
 Two labelled sets ship in ``validation/``: ``human_labels.jsonl`` (40 responses a person wrote
 and labelled, :func:`builtin_human_labels`) and ``real_labels.jsonl`` (responses the local
@@ -16,7 +16,6 @@ got its label, so each label can be checked and a judge other than the producer 
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -25,6 +24,7 @@ from typing import Any
 
 from freshwiki.benchmarks.wikicontradict._labels import LABELS
 from freshwiki.errors import FreshwikiError
+from freshwiki.stats import class_scores, cohens_kappa, wilson_ci
 
 
 class HumanLabelsError(FreshwikiError):
@@ -141,25 +141,6 @@ def percent_agreement(a: Sequence[str], b: Sequence[str]) -> float:
     return sum(x == y for x, y in zip(a, b, strict=True)) / len(a)
 
 
-def cohens_kappa(a: Sequence[str], b: Sequence[str]) -> float:
-    """Cohen's kappa: agreement corrected for what the two label frequencies give by chance.
-
-    ``(p_o - p_e) / (1 - p_e)`` with ``p_e`` the sum over classes of the product of each
-    labeller's share of that class. When chance agreement is already total (both used one and
-    the same class throughout) the labellers agree perfectly and 1.0 is returned.
-
-    Raises:
-        ValueError: the sequences differ in length or are empty.
-    """
-    _check_pair(a, b)
-    n = len(a)
-    p_o = percent_agreement(a, b)
-    p_e = sum((a.count(c) / n) * (b.count(c) / n) for c in set(a) | set(b))
-    if p_e == 1.0:
-        return 1.0
-    return (p_o - p_e) / (1.0 - p_e)
-
-
 def confusion_matrix(
     gold: Sequence[str], predicted: Sequence[str], labels: Iterable[str] = LABELS
 ) -> dict[str, dict[str, int]]:
@@ -197,14 +178,9 @@ def precision_recall_f1(
         ValueError: the sequences differ in length or are empty.
     """
     _check_pair(gold, predicted)
-    pairs = list(zip(gold, predicted, strict=True))
-    tp = sum(g == positive and p == positive for g, p in pairs)
-    fp = sum(g != positive and p == positive for g, p in pairs)
-    fn = sum(g == positive and p != positive for g, p in pairs)
-    precision = tp / (tp + fp) if tp + fp else 0.0
-    recall = tp / (tp + fn) if tp + fn else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return ClassScores(precision, recall, f1, tp, fp, fn)
+    s = class_scores(gold, predicted, positive)
+    return ClassScores(s.precision or 0.0, s.recall or 0.0, s.f1 or 0.0,
+                       s.true_positives, s.false_positives, s.false_negatives)
 
 
 def _check_pair(a: Sequence[str], b: Sequence[str]) -> None:
@@ -241,9 +217,9 @@ class AgreementReport:
             "per_class": {label: {"precision": s.precision, "recall": s.recall, "f1": s.f1,
                                   "tp": s.true_positives, "fp": s.false_positives,
                                   "fn": s.false_negatives,
-                                  "precision_ci95": wilson_interval(
+                                  "precision_ci95": _share_interval(
                                       s.true_positives, s.true_positives + s.false_positives),
-                                  "recall_ci95": wilson_interval(
+                                  "recall_ci95": _share_interval(
                                       s.true_positives, s.true_positives + s.false_negatives)}
                           for label, s in self.per_class.items()},
             "macro_f1": self.macro_f1,
@@ -275,27 +251,21 @@ def agreement_report(
         per_class=per_class,
         macro_f1=sum(per_class[name].f1 for name in used) / len(used),
         accuracy=percent_agreement(gold, predicted),
-        kappa=cohens_kappa(gold, predicted),
+        # Undefined only when both used one and the same class throughout: perfect agreement.
+        kappa=_or_one(cohens_kappa(gold, predicted)),
         confusion=confusion_matrix(gold, predicted, labels=names),
     )
 
 
-def wilson_interval(successes: int, trials: int, z: float = 1.96) -> tuple[float, float] | None:
-    """The Wilson score interval of ``successes / trials`` (95 % for the default ``z``).
+def _or_one(kappa: float | None) -> float:
+    return 1.0 if kappa is None else kappa
+
+
+def _share_interval(successes: int, trials: int) -> tuple[float, float] | None:
+    """The 95 % interval of a share as the result files hold it: z = 1.96, a pair or ``None``.
 
     Why Wilson: validation sets are small and a class may have a handful of members, where
     the normal approximation gives intervals below 0 or above 1 and none at all at 0 or n.
-    ``None`` when there are no trials (the share is undefined).
-
-    Raises:
-        ValueError: ``successes`` is negative or above ``trials``.
     """
-    if not 0 <= successes <= trials:
-        raise ValueError(f"successes must be within 0..{trials}, got {successes}")
-    if trials == 0:
-        return None
-    share = successes / trials
-    denominator = 1 + z * z / trials
-    centre = (share + z * z / (2 * trials)) / denominator
-    half = z * math.sqrt(share * (1 - share) / trials + z * z / (4 * trials * trials))
-    return (max(0.0, centre - half / denominator), min(1.0, centre + half / denominator))
+    interval = wilson_ci(successes, trials, z=1.96)
+    return None if interval is None else (interval.low, interval.high)

@@ -7,7 +7,7 @@ most reliable; ``rilm`` adopts that answer only when the classifier's verdict is
 else re-retrieves with the answer weighted by its reliability and keeps the more reliable of
 the two answers. The gate is trained on the labels a GrowOVER run of ``ralm`` provides, on the
 first update month only (``freshwiki growover train-gate``; see
-:mod:`freshwiki.evaluation._gate_training`): a (query, document) pair of an unchanged fact
+:mod:`freshwiki.systems.rilm.training`): a (query, document) pair of an unchanged fact
 whose document holds the evidence is ``reliable``, of a changed fact whose document does not
 ``misleading``, of a new fact whose document does not ``uncertain``. QA and dialogue each have
 their own gate, as in the paper.

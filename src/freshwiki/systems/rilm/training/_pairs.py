@@ -1,4 +1,4 @@
-"""Training data for the RiLM certainty gate, from a finished GrowOVER ralm run (GrowOVER §4.1).
+"""Training the RiLM certainty gate on a finished GrowOVER ralm run (GrowOVER §4.1).
 
 The gate reads one (query, document) prompt at a time, so its examples are pairs: every
 document the run retrieved for a sample, labelled from the sample's instance ``type``
@@ -26,19 +26,25 @@ evaluated on. Nothing of a later snapshot is seen in training.
 The features of a pair are the model's last hidden state after the prompt that puts the one
 document into the benchmark's task (:func:`freshwiki.systems.rag.context_messages`, as
 ``rilm`` builds it), before any answer.
+
+It reads plain rows (:class:`PairRow`: a scored sample, its metadata and the passages the
+system retrieved), not a results store: the caller (``freshwiki growover train-gate``) reads
+the store, or builds the rows with :func:`pair_rows` from a loaded run, and passes them in, and
+rebuilds each pair's prompt through the benchmark (``prompt_for``), which a system may not
+import.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from freshwiki.errors import FreshwikiError
-from freshwiki.evaluation._store import ResultsStore
 from freshwiki.llm import LLM, FeatureVector, Message
+from freshwiki.results import RunResults
 from freshwiki.systems.rilm import (
     MISLEADING,
     RELIABLE,
@@ -47,9 +53,6 @@ from freshwiki.systems.rilm import (
     GateReport,
     train_gate,
 )
-
-if TYPE_CHECKING:
-    from freshwiki.config import Settings
 
 HIT_SCORER = "growover-hit"
 LABELS: Mapping[tuple[str, str], str] = {
@@ -131,28 +134,61 @@ class TrainingSet:
         return list(dict.fromkeys(e.snapshot for e in self.later))
 
 
-def collect_examples(store: ResultsStore, run_id: str, *, kind: str = "qa",
+@dataclass(frozen=True)
+class PairRow:
+    """One scored answer of a retrieving run, as gate training reads it.
+
+    Attributes:
+        sample_id: The sample.
+        template: The template it was rendered with.
+        metadata: The sample's metadata (``kind``, ``snapshot``, ``snapshot_number``,
+            ``type``, ``evidence_passages``).
+        retrieved: The passage ids the system retrieved, in rank order; ``None`` when the
+            answer has no retrieval trace.
+    """
+
+    sample_id: str
+    template: str
+    metadata: Mapping[str, Any]
+    retrieved: tuple[str, ...] | None
+
+
+def pair_rows(run: RunResults, hit_scorer: str = HIT_SCORER) -> list[PairRow]:
+    """The rows of a stored run, in sample order.
+
+    One per answer the ``growover-hit`` scorer scored, with the ids of its output's
+    ``trace["retrieved"]`` documents.
+    """
+    retrieved: dict[tuple[str, str], tuple[str, ...] | None] = {}
+    for sample_id, template, _, _, trace in run.traces("retrieved"):
+        docs = trace.get("retrieved")
+        retrieved[(sample_id, template)] = (tuple(str(d["id"]) for d in docs) if docs
+                                            else None)
+    return [PairRow(i.sample_id, i.template, i.metadata,
+                    retrieved.get((i.sample_id, i.template)))
+            for i in run.items if i.scorer == hit_scorer]
+
+
+def collect_examples(rows: Iterable[PairRow], *, run_id: str, kind: str = "qa",
                      snapshot: str | None = None,
                      hit_scorer: str = HIT_SCORER) -> TrainingSet:
     """Label the (sample, document) pairs of a run by the rule of the module docstring.
 
     Args:
-        store: The results store.
-        run_id: The run (id or prefix).
+        rows: The run's scored answers (:func:`pair_rows`), in sample order.
+        run_id: The run's id, for messages and the gate file.
         kind: Sample kind to use (``qa`` or ``dialogue``).
         snapshot: Snapshot to train on; default the first with changed or new instances.
-        hit_scorer: The scorer whose items list the run's samples.
+        hit_scorer: The scorer the rows come from, for messages.
 
     Raises:
-        UnknownRunError: no such run.
-        GateTrainingError: the run has no ``growover-hit`` scores, no sample of ``kind``, or
-            no such snapshot.
+        GateTrainingError: there are no rows (the run has no ``growover-hit`` scores), no
+            sample of ``kind``, or no such snapshot.
     """
-    results = store.load_run(run_id)
-    scored = [item for item in results.items if item.scorer == hit_scorer]
+    scored = list(rows)
     if not scored:
         raise GateTrainingError(
-            f"run {results.info.run_id} has no {hit_scorer!r} scores",
+            f"run {run_id} has no {hit_scorer!r} scores",
             hint="train on a finished `freshwiki eval growover --system ralm` run (its "
             "default scorers include growover-hit).",
         )
@@ -170,7 +206,7 @@ def collect_examples(store: ResultsStore, run_id: str, *, kind: str = "qa",
         order.setdefault(label, int(item.metadata.get("snapshot_number", len(order))))
     snapshots = sorted(order, key=lambda s: (order[s], s))
     if not snapshots:
-        raise GateTrainingError(f"run {results.info.run_id} has no {kind} samples",
+        raise GateTrainingError(f"run {run_id} has no {kind} samples",
                                 hint="pass --kind for the kind the run holds.")
     if snapshot is None:
         updates = [s for s in snapshots if any(
@@ -178,12 +214,12 @@ def collect_examples(store: ResultsStore, run_id: str, *, kind: str = "qa",
             and str(i.metadata.get("snapshot", "")) == s for i in mine)]
         if not updates:
             raise GateTrainingError(
-                f"run {results.info.run_id} has no changed or new {kind} instances",
+                f"run {run_id} has no changed or new {kind} instances",
                 hint="a gate needs an update snapshot: build the dataset with at least two "
                 "snapshots.")
         snapshot = updates[0]
     elif snapshot not in order:
-        raise GateTrainingError(f"run {results.info.run_id} has no snapshot {snapshot!r}",
+        raise GateTrainingError(f"run {run_id} has no snapshot {snapshot!r}",
                                 hint=f"its snapshots: {', '.join(snapshots)}.")
     chosen: str = snapshot
     position = snapshots.index(chosen)
@@ -195,15 +231,12 @@ def collect_examples(store: ResultsStore, run_id: str, *, kind: str = "qa",
         if at < position:
             skipped["sample of an earlier snapshot"] += 1
             continue
-        output = store.get_output(results.info.run_id, item.sample_id, item.template)
-        retrieved = None if output is None else output.trace.get("retrieved")
-        if not retrieved:
+        if not item.retrieved:
             skipped["sample without retrieved documents"] += 1
             continue
         evidence = {str(p) for p in item.metadata.get("evidence_passages", ())}
         instance_type = str(item.metadata.get("type", "")).lower() or "untyped"
-        for doc in retrieved:
-            pid = str(doc["id"])
+        for pid in item.retrieved:
             outcome = "hit" if pid in evidence else "miss"
             if at == position:
                 counts[f"{instance_type} {outcome}"] += 1
@@ -213,59 +246,12 @@ def collect_examples(store: ResultsStore, run_id: str, *, kind: str = "qa",
             example = Example(item.sample_id, item.template, instance_type,
                               snapshots[at], pid, outcome, gate_class)
             (train if at == position else later).append(example)
-    return TrainingSet(results.info.run_id, kind, chosen, tuple(train), tuple(later),
+    return TrainingSet(run_id, kind, chosen, tuple(train), tuple(later),
                        dict(counts), dict(skipped))
 
 
 PromptFor = Callable[[Example], Sequence[Message]]
 """The (query, document) prompt of a pair, as ``rilm`` builds it."""
-
-
-class PairPrompts:
-    """Rebuilds a pair's prompt: the benchmark's task with that one document in context.
-
-    Args:
-        settings: Where the dataset and the embedding cache live.
-        benchmark: The run's benchmark name.
-        options: The run's benchmark options.
-    """
-
-    def __init__(self, settings: Settings, benchmark: str,
-                 options: Mapping[str, Any]) -> None:
-        from freshwiki.benchmarks import load_benchmark
-        from freshwiki.retrieval import SnapshotIndexes
-
-        self._benchmark = load_benchmark(benchmark, settings, options)
-        self._samples = {s.id: s for s in self._benchmark.samples()}
-        self._indexes = SnapshotIndexes(settings=settings)
-
-    def __call__(self, example: Example) -> list[Message]:
-        """The messages ``rilm`` would build for ``example``'s sample and document.
-
-        Raises:
-            GateTrainingError: the sample or the document no longer exists.
-        """
-        from freshwiki.retrieval import SearchHit
-        from freshwiki.systems.rag import context_messages
-
-        sample = self._samples.get(example.sample_id)
-        if sample is None:
-            raise GateTrainingError(
-                f"sample {example.sample_id} of the run is not in the dataset any more",
-                hint="train on a run of the dataset as it is now.")
-        task = self._benchmark.render(sample, example.template)
-        index = self._indexes.get(str(sample.metadata.get("index", "")))
-        passage = index.passage(example.passage_id)
-        if passage is None:
-            raise GateTrainingError(
-                f"passage {example.passage_id} retrieved for {example.sample_id} is not in "
-                "its snapshot index any more", hint="train on a run of the current dataset.")
-        hit = SearchHit(passage=passage, score=0.0, rank=1, key=-1, fused_score=0.0)
-        return list(context_messages(task.messages, [hit]))
-
-    def close(self) -> None:
-        """Close the snapshot indexes."""
-        self._indexes.close()
 
 
 @dataclass(frozen=True)
@@ -313,11 +299,11 @@ async def example_features(
     return list(await asyncio.gather(*(one(e) for e in examples)))
 
 
-async def train_gate_from_run(
-    store: ResultsStore,
-    run_id: str,
+async def train_gate_from_rows(
+    rows: Iterable[PairRow],
     llm: LLM,
     *,
+    run_id: str,
     prompt_for: PromptFor,
     kind: str = "qa",
     snapshot: str | None = None,
@@ -326,7 +312,9 @@ async def train_gate_from_run(
     seed: int = 0,
     progress: Callable[[int, int], None] | None = None,
 ) -> GateTraining:
-    """Label a run's pairs, compute the features with ``llm``, train on one snapshot.
+    """Label a run's pairs (its rows), compute the features with ``llm``, train.
+
+    The gate is trained on one snapshot's pairs and reported on the later ones.
 
     ``llm`` must be the model that will answer in ``rilm``: the gate learns how *that*
     model's states look.
@@ -337,7 +325,7 @@ async def train_gate_from_run(
     """
     import numpy as np
 
-    data = collect_examples(store, run_id, kind=kind, snapshot=snapshot)
+    data = collect_examples(rows, run_id=run_id, kind=kind, snapshot=snapshot)
     if not data.examples:
         raise GateTrainingError(
             f"run {data.run_id} has no {kind} pair the labelling rule uses in snapshot "

@@ -1,6 +1,6 @@
 """Gate training data (GrowOVER §4.1): the labelling rule per (question, document) pair, the
-training snapshot and the later ones, features of the prompt alone, and training from a real
-results store filled by hand."""
+training snapshot and the later ones, features of the prompt alone, and training from the rows
+of a real results store filled by hand."""
 
 from __future__ import annotations
 
@@ -13,15 +13,17 @@ import pytest
 
 from freshwiki.benchmarks import Output, Sample, Score
 from freshwiki.evaluation import ResultsStore, RunInfo
-from freshwiki.evaluation._gate_training import (
-    Example,
-    GateTrainingError,
-    collect_examples,
-    label_for,
-    train_gate_from_run,
-)
 from freshwiki.llm import LLM, FeatureVector, Message
 from freshwiki.llm.backends.scripted import ScriptedBackend
+from freshwiki.systems.rilm.training import (
+    Example,
+    GateTrainingError,
+    PairRow,
+    collect_examples,
+    label_for,
+    pair_rows,
+    train_gate_from_rows,
+)
 
 NOW = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
 RUN = "run000000001"
@@ -91,10 +93,37 @@ def store(tmp_path: Path) -> ResultsStore:
     return s
 
 
+def rows(store: ResultsStore, run_id: str = RUN) -> list[PairRow]:
+    """What the train-gate command passes in: the stored run's rows."""
+    return pair_rows(store.load_run(run_id))
+
+
+def test_the_rows_of_a_stored_run_are_its_hit_scored_answers(store: ResultsStore) -> None:
+    got = rows(store, RUN[:6])  # a prefix names the run
+    assert [r.sample_id for r in got] == [r[0] for r in ROWS]  # sample order, f1 not repeated
+    by_id = {r.sample_id: r for r in got}
+    assert by_id["u2"].retrieved == ("x2", "e-u2") and by_id["L3"].retrieved is None
+    assert by_id["c1"].metadata["type"] == "changed"
+
+
+def test_plain_rows_need_no_store() -> None:
+    # u: unchanged, e holds its evidence (reliable), x does not (unused); c: changed, y lacks
+    # its evidence z (misleading).
+    plain = [PairRow("u", "qa", {"type": "unchanged", "snapshot": "s1",
+                                 "evidence_passages": ["e"]}, ("e", "x")),
+             PairRow("c", "qa", {"type": "changed", "snapshot": "s1",
+                                 "evidence_passages": ["z"]}, ("y",))]
+    data = collect_examples(plain, run_id="r")
+    assert (data.run_id, data.snapshot) == ("r", "s1")
+    assert [(e.sample_id, e.passage_id, e.label) for e in data.examples] == [
+        ("u", "e", "reliable"), ("c", "y", "misleading")]
+    assert data.counts == {"unchanged hit": 1, "unchanged miss": 1, "changed miss": 1}
+
+
 def test_pairs_of_the_first_update_snapshot_train_and_later_ones_test(
     store: ResultsStore,
 ) -> None:
-    data = collect_examples(store, RUN[:6])  # a prefix names the run
+    data = collect_examples(rows(store), run_id=RUN)
     assert data.run_id == RUN and data.snapshot == "2015-12" and data.kind == "qa"
     assert [(e.sample_id, e.passage_id, e.label) for e in data.examples] == [
         ("u1", "e-u1", "reliable"), ("u2", "e-u2", "reliable"),
@@ -111,13 +140,13 @@ def test_pairs_of_the_first_update_snapshot_train_and_later_ones_test(
 
 
 def test_another_snapshot_or_kind_can_be_asked_for(store: ResultsStore) -> None:
-    late = collect_examples(store, RUN, snapshot="2016-06")
+    late = collect_examples(rows(store), run_id=RUN, snapshot="2016-06")
     assert [e.sample_id for e in late.examples] == ["L1", "L2", "L2"] and late.later == ()
     with pytest.raises(GateTrainingError, match="no snapshot '2017-01'") as info:
-        collect_examples(store, RUN, snapshot="2017-01")
+        collect_examples(rows(store), run_id=RUN, snapshot="2017-01")
     assert "2015-06, 2015-12, 2016-06" in (info.value.hint or "")
     with pytest.raises(GateTrainingError, match="no changed or new dialogue"):
-        collect_examples(store, RUN, kind="dialogue")
+        collect_examples(rows(store), run_id=RUN, kind="dialogue")
 
 
 def test_a_run_without_hit_scores_is_refused(tmp_path: Path) -> None:
@@ -127,7 +156,7 @@ def test_a_run_without_hit_scores_is_refused(tmp_path: Path) -> None:
     store.commit_output(RUN, sample, "qa", Output("a"), sample_index=0)
     store.commit_score(RUN, "s1", "qa", "growover-f1", Score(1.0))
     with pytest.raises(GateTrainingError, match="no 'growover-hit' scores") as info:
-        collect_examples(store, RUN)
+        collect_examples(rows(store), run_id=RUN)
     assert "--system ralm" in str(info.value)
 
 
@@ -150,8 +179,9 @@ def _features(messages: Sequence[Message], answer: str) -> list[float]:
 async def test_train_on_one_snapshot_and_report_the_later_ones(store: ResultsStore) -> None:
     backend = ScriptedBackend([], features=_features, model_id="fake")
     progress: list[tuple[int, int]] = []
-    training = await train_gate_from_run(store, RUN, LLM(backend), prompt_for=_prompt, seed=0,
-                                         progress=lambda d, t: progress.append((d, t)))
+    training = await train_gate_from_rows(rows(store), LLM(backend), run_id=RUN,
+                                          prompt_for=_prompt, seed=0,
+                                          progress=lambda d, t: progress.append((d, t)))
     gate = training.gate
     assert (gate.feature_kind, gate.model) == ("scripted", "fake")
     assert gate.training["snapshot"] == "2015-12" and gate.training["kind"] == "qa"
@@ -182,7 +212,7 @@ async def test_a_snapshot_the_rule_cannot_use_is_refused(tmp_path: Path) -> None
     store.commit_score(RUN, "s1", "qa", "growover-hit", Score(1.0, label="hit"))
     llm = LLM(ScriptedBackend([], model_id="fake"))
     with pytest.raises(GateTrainingError, match="no qa pair the labelling rule uses") as info:
-        await train_gate_from_run(store, RUN, llm, prompt_for=_prompt)
+        await train_gate_from_rows(rows(store), llm, run_id=RUN, prompt_for=_prompt)
     assert "changed hit" in str(info.value)
 
 
@@ -191,7 +221,7 @@ def test_train_gate_command_prints_counts_and_both_reports(
 ) -> None:
     from typer.testing import CliRunner
 
-    import freshwiki.evaluation
+    import freshwiki.cli.growover
     from freshwiki import cli
     from freshwiki.config import load_settings
     from freshwiki.evaluation import default_results_path
@@ -209,7 +239,7 @@ def test_train_gate_command_prints_counts_and_both_reports(
         def close(self) -> None:
             pass
 
-    monkeypatch.setattr(freshwiki.evaluation, "PairPrompts", Prompts)
+    monkeypatch.setattr(freshwiki.cli.growover, "PairPrompts", Prompts)
     script = tmp_path / "script.jsonl"
     script.write_text("")  # features only: no chat call is made
     with ResultsStore(default_results_path(load_settings().settings)) as store:

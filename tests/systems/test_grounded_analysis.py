@@ -24,7 +24,14 @@ from freshwiki.chat import (
     Reply,
     TurnTrace,
 )
-from freshwiki.evaluation import ResultsStore, TurnStats, analyse_chat, chat_turns, turn_stats
+from freshwiki.evaluation import ResultsStore
+from freshwiki.systems.analysis import (
+    TurnStats,
+    analyse_chat,
+    chat_turns,
+    run_turns,
+    turn_stats,
+)
 from tests.browser import dump_dom
 from tests.cli.invoke import run_main
 from tests.evaluation.leaderboard_data import commit, growover_runs
@@ -247,15 +254,17 @@ def test_load_run_reads_the_turns_from_the_traces(wikichat_run: tuple[Path, str]
     home, run_id = wikichat_run
     with ResultsStore(home / "runs" / "runs.sqlite") as store:
         results = store.load_run(run_id)
-        # What the table is made of: 4 turns in sample order, with the judge's claims.
-        assert [(t.sample_id, t.turn) for t in results.chat_turns] == [
-            ("head/KickassTorrents", 1), ("head/KickassTorrents", 2),
-            ("tail/Clasmatocolea fasciculata", 1), ("tail/Clasmatocolea fasciculata", 2)]
-        assert [t.reply_claims for t in results.chat_turns] == [2, 1, 1, 0]
-        assert [t.grounded for t in results.chat_turns] == [True, True, True, False]
         # Outputs whose traces lack the key are not even decoded.
         assert list(store.traces(run_id, key="no-such-key")) == []
         assert len(list(store.traces(run_id, key="chat"))) == 2
+    # The traces are read from the file when asked, after the store that loaded the run
+    # is closed. What the table is made of: 4 turns in sample order, with the judge's claims.
+    turns = run_turns(results)
+    assert [(t.sample_id, t.turn) for t in turns] == [
+        ("head/KickassTorrents", 1), ("head/KickassTorrents", 2),
+        ("tail/Clasmatocolea fasciculata", 1), ("tail/Clasmatocolea fasciculata", 2)]
+    assert [t.reply_claims for t in turns] == [2, 1, 1, 0]
+    assert [t.grounded for t in turns] == [True, True, True, False]
 
 
 def test_a_run_of_another_system_has_nothing_to_analyse(
@@ -264,7 +273,7 @@ def test_a_run_of_another_system_has_nothing_to_analyse(
     ralm = growover_runs()[0]
     with ResultsStore(_isolated_home / "runs" / "runs.sqlite") as store:
         commit(store, ralm)
-        assert store.load_run(ralm.run_id).chat_turns == ()
+        assert run_turns(store.load_run(ralm.run_id)) == ()
     code, _, err = run_main(["runs", "analyse", ralm.run_id], monkeypatch, capsys)
     assert code == 2
     assert "has no grounded chat turns to analyse" in " ".join(err.split())

@@ -44,13 +44,21 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from freshwiki.evaluation._stats import GroupSummary, Interval, natural_key
-from freshwiki.evaluation._types import RunResults
+from freshwiki.results import ChartSpec, ChartValue, ReportSection, RunResults, natural_key
+from freshwiki.stats import (
+    Interval,
+    kendall_tau_b,
+    paired_bootstrap_ci,
+    percentile_interval,
+    prf,
+    ranks,
+)
 
 POSITIVE = "yes"
 NEGATIVE = "no"
@@ -128,19 +136,7 @@ def _metrics(counts: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, Fl
     correct = counts[..., 0] + counts[..., 5]
     with np.errstate(invalid="ignore", divide="ignore"):
         accuracy = np.where(n > 0, correct / n, np.nan)
-        precision = np.where(tp + fp > 0, tp / (tp + fp), np.nan)
-        recall = np.where(tp + fn > 0, tp / (tp + fn), np.nan)
-        f1 = np.where(2 * tp + fp + fn > 0, 2 * tp / (2 * tp + fp + fn), np.nan)
-    return accuracy, precision, recall, f1
-
-
-def _interval(values: FloatArray, confidence: float) -> Interval | None:
-    finite = values[np.isfinite(values)]
-    if finite.size == 0:
-        return None
-    alpha = 1.0 - confidence
-    low, high = np.quantile(finite, [alpha / 2, 1 - alpha / 2])
-    return Interval(float(low), float(high), confidence)
+    return (accuracy, *prf(tp, fp, fn))
 
 
 def classification_metrics(predictions: Sequence[Prediction], *, confidence: float = 0.95,
@@ -161,7 +157,7 @@ def classification_metrics(predictions: Sequence[Prediction], *, confidence: flo
         rng = np.random.default_rng(seed)
         draws = rng.multinomial(n, counts / n, size=resamples).astype(np.float64)
         boot = _metrics(draws)
-        cis = [_interval(b, confidence) for b in boot]
+        cis = [percentile_interval(b, confidence) for b in boot]
     else:
         cis = [None, None, None, None]
     est = [Estimate(None if math.isnan(v) else v, ci if not math.isnan(v) else None)
@@ -227,49 +223,6 @@ def metrics_by(predictions: Sequence[Prediction], key: Callable[[Prediction], st
             for k in sorted(groups, key=natural_key)}
 
 
-def rank(scores: Mapping[str, float | None]) -> dict[str, float]:
-    """Ranks by descending score (1 = best); ties share their mean rank; ``None`` is unranked."""
-    ordered = sorted(((v, k) for k, v in scores.items() if v is not None),
-                     key=lambda vk: -vk[0])
-    ranks: dict[str, float] = {}
-    i = 0
-    while i < len(ordered):
-        j = i
-        while j + 1 < len(ordered) and ordered[j + 1][0] == ordered[i][0]:
-            j += 1
-        for pos in range(i, j + 1):
-            ranks[ordered[pos][1]] = (i + 1 + j + 1) / 2
-        i = j + 1
-    return ranks
-
-
-def kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> float | None:
-    """Kendall's τ-b of two aligned sequences (ties corrected); ``None`` when undefined.
-
-    τ-b = (C - D) / sqrt((P - Tx) (P - Ty)) with P = n(n-1)/2 pairs, C/D the concordant and
-    discordant pairs, Tx/Ty the pairs tied in x/y. Undefined for fewer than two items or
-    when either sequence is constant.
-    """
-    if len(x) != len(y):
-        raise ValueError(f"{len(x)} values against {len(y)}")
-    n = len(x)
-    concordant = discordant = tied_x = tied_y = 0
-    for i in range(n):
-        for j in range(i + 1, n):
-            dx, dy = x[i] - x[j], y[i] - y[j]
-            if dx == 0:
-                tied_x += 1
-            if dy == 0:
-                tied_y += 1
-            if dx * dy > 0:
-                concordant += 1
-            elif dx * dy < 0:
-                discordant += 1
-    pairs = n * (n - 1) // 2
-    denominator = math.sqrt((pairs - tied_x) * (pairs - tied_y))
-    return None if denominator == 0 else (concordant - discordant) / denominator
-
-
 @dataclass(frozen=True)
 class RankingConsistency:
     """Configurations ranked by F1 within each period, and τ between consecutive periods.
@@ -293,13 +246,13 @@ def ranking_consistency(f1: Mapping[str, Mapping[str, float | None]]) -> Ranking
     """Rank entries within each period (keys of ``f1``, sorted) and compare neighbours."""
     periods = tuple(sorted(f1, key=natural_key))
     entries = tuple(dict.fromkeys(e for p in periods for e in f1[p]))
-    ranks = {p: rank(f1[p]) for p in periods}
+    ranks_ = {p: ranks(f1[p]) for p in periods}
     taus = []
     for a, b in pairwise(periods):
-        common = [e for e in entries if e in ranks[a] and e in ranks[b]]
-        tau = kendall_tau_b([ranks[a][e] for e in common], [ranks[b][e] for e in common])
+        common = [e for e in entries if e in ranks_[a] and e in ranks_[b]]
+        tau = kendall_tau_b([ranks_[a][e] for e in common], [ranks_[b][e] for e in common])
         taus.append((a, b, tau, len(common)))
-    return RankingConsistency(periods=periods, entries=entries, f1=f1, ranks=ranks,
+    return RankingConsistency(periods=periods, entries=entries, f1=f1, ranks=ranks_,
                               taus=tuple(taus))
 
 
@@ -387,11 +340,8 @@ def deployment_simulation(per_template: Mapping[str, Sequence[Prediction]], *,
 
 def _f1_columns(gold: npt.NDArray[np.bool_], said: npt.NDArray[np.bool_]) -> FloatArray:
     """F1 per row of aligned gold / said-yes matrices (NaN where undefined)."""
-    tp = (gold & said).sum(axis=-1).astype(np.float64)
-    fp = (~gold & said).sum(axis=-1).astype(np.float64)
-    fn = (gold & ~said).sum(axis=-1).astype(np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(2 * tp + fp + fn > 0, 2 * tp / (2 * tp + fp + fn), np.nan)
+    return prf((gold & said).sum(axis=-1), (~gold & said).sum(axis=-1),
+               (gold & ~said).sum(axis=-1))[2]
 
 
 @dataclass(frozen=True)
@@ -427,18 +377,18 @@ def f1_difference(template: str, zero_shot: Sequence[Prediction], search: Sequen
     z_yes = np.array([z.predicted == POSITIVE for z, _ in pairs])
     s_yes = np.array([s.predicted == POSITIVE for _, s in pairs])
     f1_z, f1_s = (float(_f1_columns(gold, said)) for said in (z_yes, s_yes))
-    rng = np.random.default_rng(seed)
-    diffs = []
-    for start in range(0, resamples, 1000):  # in blocks: resamples x n booleans at once
-        idx = rng.integers(0, len(pairs), size=(min(1000, resamples - start), len(pairs)))
-        diffs.append(_f1_columns(gold[idx], s_yes[idx]) - _f1_columns(gold[idx], z_yes[idx]))
+    def difference(idx: npt.NDArray[np.int64]) -> FloatArray:
+        return _f1_columns(gold[idx], s_yes[idx]) - _f1_columns(gold[idx], z_yes[idx])
+
+    ci = paired_bootstrap_ci(len(pairs), difference, confidence=confidence,
+                             resamples=resamples, seed=seed)
     z_value = None if math.isnan(f1_z) else f1_z
     s_value = None if math.isnan(f1_s) else f1_s
     defined = z_value is not None and s_value is not None
     return F1Difference(
         template=template, n=len(pairs), zero_shot=z_value, search=s_value,
         difference=f1_s - f1_z if defined else None,
-        ci=_interval(np.concatenate(diffs), confidence) if defined else None)
+        ci=ci if defined else None)
 
 
 @dataclass(frozen=True)
@@ -586,9 +536,96 @@ def analyse(results: Sequence[RunResults], labels: Sequence[str], *,
     return out
 
 
-def as_summary(metric: Estimate, n: int, key: str) -> GroupSummary | None:
-    """A metric as the :class:`GroupSummary` the report's bar charts draw."""
+def as_point(metric: Estimate, n: int) -> ChartValue | None:
+    """A metric as one bar of a report chart."""
     if metric.value is None:
         return None
-    return GroupSummary(by=("template",), key=(key,), n=n, n_samples=n, mean=metric.value,
-                        ci=metric.ci, label_counts={})
+    return ChartValue(mean=metric.value, ci=metric.ci, n=n)
+
+
+@dataclass(frozen=True)
+class ClassificationView:
+    """The HelloFresh section of one benchmark: the analysis and its charts."""
+
+    analysis: BenchmarkAnalysis
+    f1_chart: ChartSpec
+    period_chart: ChartSpec
+    tau_chart: ChartSpec
+    deployment_chart: ChartSpec
+    quartile_chart: ChartSpec | None
+    regime_chart: ChartSpec | None = None
+
+
+def classification_views(results: Sequence[RunResults],
+                         labels: Sequence[str]) -> list[ClassificationView]:
+    """:func:`analyse` with the charts the report draws of it."""
+    views = []
+    for a in analyse(results, labels):
+        runs = tuple(r.label for r in a.runs)
+        f1 = {(t, r.label): as_point(m.f1, m.n)
+              for r in a.runs for t, m in r.per_template.items()}
+        periods = {(p, r.label): as_point(m.f1, m.n)
+                   for r in a.runs for p, m in r.per_period.items()}
+        taus: dict[tuple[str, str], ChartValue | None] = {
+            (f"{x}→{y}", "Kendall τ-b"): ChartValue(mean=tau, ci=None, n=n)
+            for x, y, tau, n in a.ranking.taus if tau is not None}
+        deployed: dict[tuple[str, str], ChartValue | None] = {}
+        for r in a.runs:
+            chosen = r.deployment.chosen_candidate
+            if chosen is not None:
+                m = chosen.test
+                for name, metric in (("precision", m.precision), ("recall", m.recall),
+                                     ("F1", m.f1)):
+                    deployed[(r.label, name)] = as_point(metric, m.n)
+        quartiles = {(q, r.label): as_point(m.f1, m.n)
+                     for r in a.runs for q, m in r.per_quartile.items()}
+        regimes: dict[tuple[str, str], ChartValue | None] = {
+            (row.template, f"{c.search} − {c.zero_shot}"): ChartValue(
+                mean=row.difference, ci=row.ci, n=row.n)
+            for c in a.regimes for row in c.rows if row.difference is not None}
+        title = a.benchmark + (f" ({Path(a.dataset).name})" if a.dataset else "")
+        views.append(ClassificationView(
+            analysis=a,
+            f1_chart=ChartSpec(f"{title}: F1 by phrasing ({VOTE} = majority)",
+                               a.templates, runs, f1),
+            period_chart=ChartSpec(f"{title}: F1 of the majority vote by period",
+                                   a.periods, runs, periods, x_label="period"),
+            tau_chart=ChartSpec(f"{title}: ranking consistency between periods",
+                                tuple(f"{x}→{y}" for x, y, _, _ in a.ranking.taus),
+                                ("Kendall τ-b",), taus, domain=(-1.0, 1.0),
+                                x_label="consecutive periods"),
+            deployment_chart=ChartSpec(f"{title}: deployed phrasing on later periods",
+                                       runs, ("precision", "recall", "F1"), deployed,
+                                       x_label="run"),
+            quartile_chart=ChartSpec(
+                f"{title}: F1 of the majority vote by vote-count quartile",
+                tuple(sorted({q for r in a.runs for q in r.per_quartile})), runs, quartiles,
+                x_label="quartile") if any(r.per_quartile for r in a.runs) else None,
+            regime_chart=ChartSpec(
+                f"{title}: F1 of the search agent minus zero-shot, by phrasing",
+                tuple(row.template for row in a.regimes[0].rows),
+                tuple(f"{c.search} − {c.zero_shot}" for c in a.regimes), regimes,
+                domain=(-1.0, 1.0)) if a.regimes else None,
+        ))
+    return views
+
+
+class HelloFreshAnalysis:
+    """HelloFresh's report section: the yes/no classification analysis.
+
+    Registered as the analysis of ``hellofresh-notes`` and ``hellofresh-edits`` in
+    ``freshwiki.benchmarks``.
+    """
+
+    def report_sections(self, runs: Sequence[RunResults],
+                        labels: Sequence[str]) -> list[ReportSection]:
+        """One section for every benchmark x dataset among the runs, when there is one."""
+        views = classification_views(runs, labels)
+        if not views:
+            return []
+        return [ReportSection(__package__ or "", "hellofresh_classification.html.j2",
+                              "hellofresh_classification.md.j2", {"classification": views})]
+
+    def run_sections(self, run: RunResults, breakdown: str | None) -> list[ReportSection]:
+        """Nothing inside a run's own part: the analysis compares runs."""
+        return []

@@ -22,8 +22,11 @@ names its run's mode).
 
 The stage scores come from the GrowOVER scorers (``data["rilm"]``, see
 ``freshwiki.benchmarks.growover``'s ``_scorers``): this module only counts. Each cell has its
-n and a 95 % interval: percentile bootstrap (``_stats.bootstrap_ci``) for F1 and BLEU, Wilson
-(``_stats.wilson_ci``) for EM and retrieval hits, which are 0/1.
+n and a 95 % interval: percentile bootstrap (``freshwiki.stats.bootstrap_ci``) for F1 and BLEU,
+Wilson (``freshwiki.stats.wilson_ci``) for EM and retrieval hits, which are 0/1.
+
+Everything is read from the generic stored rows (each score's ``data``), so the runner and
+the store know nothing of it; :class:`GrowOverAnalysis` offers it to reports.
 """
 
 from __future__ import annotations
@@ -32,11 +35,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from freshwiki.evaluation._stats import Interval, bootstrap_ci, natural_key, wilson_ci
-from freshwiki.evaluation._types import RiLMSample, RunResults, ScoredItem
+from freshwiki.results import ReportSection, RunResults, ScoredItem, natural_key
+from freshwiki.stats import Interval, bootstrap_ci, wilson_ci
 
 GROWOVER = "growover"
-"""The benchmark's registry name (not imported: loading runs must not import retrieval)."""
+"""The benchmark's registry name: only its runs have RiLM stages to count."""
 HIT = "growover-hit"
 QA_SCORERS = ("growover-f1", "growover-em")
 DIALOGUE_SCORERS = ("growover-bleu",)
@@ -64,14 +67,36 @@ MODE_ROWS: tuple[tuple[str, str], ...] = (
 """Table 3's rows, in the paper's order: key and heading."""
 
 
-def rilm_samples(items: Iterable[ScoredItem],
-                 data: Mapping[str, Mapping[tuple[str, str], Mapping[str, Any]]]
-                 ) -> tuple[RiLMSample, ...]:
-    """Join the scored items of a run with their scorers' ``data["rilm"]``.
+@dataclass(frozen=True)
+class RiLMSample:
+    """One answer of GrowOVER's ``rilm`` system with each stage scored (Tables 7 and 3).
+
+    Attributes:
+        sample_id: The sample's stable id.
+        template: Template id.
+        metadata: The sample's metadata (``snapshot``, ``type``, ``kind``).
+        scores: Per scorer (``growover-f1``, ``-em``, ``-bleu``): ``final`` (the returned
+            answer's value), ``first`` and ``second`` (each pass's answer; ``None`` when
+            there was no such pass), ``adopted`` and ``chosen`` (the pass returned).
+        arr: Whether each re-retrieval mode (``paper``, ``query``, ``append``) found the
+            evidence; empty when the gate adopted the first answer.
+        adopted: Whether the gate adopted the first answer.
+    """
+
+    sample_id: str
+    template: str
+    metadata: Mapping[str, Any]
+    scores: Mapping[str, Mapping[str, Any]]
+    arr: Mapping[str, float]
+    adopted: bool
+
+
+def rilm_samples(items: Iterable[ScoredItem]) -> tuple[RiLMSample, ...]:
+    """Join the scored items of a run by answer, from each GrowOVER score's ``data["rilm"]``.
 
     Args:
-        items: The run's scored items (value and metadata per sample x template x scorer).
-        data: Per scorer of :data:`RILM_SCORERS`, the stored ``data`` by (sample, template).
+        items: The run's scored items (value, metadata and data per sample x template x
+            scorer).
 
     Returns:
         One record per (sample, template) that some scorer recorded RiLM stages for, in the
@@ -83,7 +108,9 @@ def rilm_samples(items: Iterable[ScoredItem],
     meta: dict[tuple[str, str], Mapping[str, Any]] = {}
     for item in items:
         key = (item.sample_id, item.template)
-        stages = (data.get(item.scorer) or {}).get(key, {}).get("rilm")
+        if item.scorer not in RILM_SCORERS:
+            continue
+        stages = item.data.get("rilm")
         if not isinstance(stages, Mapping):
             continue
         meta.setdefault(key, item.metadata)
@@ -246,12 +273,13 @@ def rilm_sections(results: Sequence[RunResults],
     """
     sections = []
     for run, label in zip(results, labels, strict=True):
-        if not run.rilm:
+        rilm = rilm_samples(run.items) if run.info.benchmark == GROWOVER else ()
+        if not rilm:
             continue
         arr = str((run.info.config.get("system_config") or {}).get("arr", "paper"))
-        kinds = sorted({str(s.metadata.get("kind") or "qa") for s in run.rilm})
+        kinds = sorted({str(s.metadata.get("kind") or "qa") for s in rilm})
         for kind in kinds:
-            samples = [s for s in run.rilm if str(s.metadata.get("kind") or "qa") == kind]
+            samples = [s for s in rilm if str(s.metadata.get("kind") or "qa") == kind]
             scorers = QA_SCORERS if kind == "qa" else DIALOGUE_SCORERS
             present = [sc for sc in scorers if any(sc in s.scores for s in samples)]
             sections.append(RiLMSection(
@@ -260,3 +288,23 @@ def rilm_sections(results: Sequence[RunResults],
                 table7=tuple(_table7(samples, sc) for sc in present),
                 table3=_table3(samples)))
     return tuple(sections)
+
+
+class GrowOverAnalysis:
+    """GrowOVER's report sections: Tables 7 and 3 for its rilm runs.
+
+    Registered as ``growover``'s analysis in ``freshwiki.benchmarks``.
+    """
+
+    def report_sections(self, runs: Sequence[RunResults],
+                        labels: Sequence[str]) -> list[ReportSection]:
+        """One section holding every rilm run's tables, when there is one."""
+        sections = rilm_sections(runs, labels)
+        if not sections:
+            return []
+        return [ReportSection(__package__ or "", "growover_rilm.html.j2",
+                              "growover_rilm.md.j2", {"rilm": sections, "all": ALL})]
+
+    def run_sections(self, run: RunResults, breakdown: str | None) -> list[ReportSection]:
+        """Nothing inside a run's own part: the tables compare runs."""
+        return []

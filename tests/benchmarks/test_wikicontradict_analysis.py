@@ -13,8 +13,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from freshwiki.benchmarks.wikicontradict.analysis import contradiction_tables
 from freshwiki.evaluation import RunInfo, RunResults, ScoredItem, write_report
-from freshwiki.evaluation._contradiction import contradiction_tables
 from tests.browser import dump_dom
 
 WHEN = dt.datetime(2025, 3, 1, 12, 0, tzinfo=dt.UTC)

@@ -19,16 +19,17 @@ import pytest
 
 from freshwiki.benchmarks import Output, Sample, Task
 from freshwiki.benchmarks.growover import BleuScorer, EMScorer, F1Scorer, HitScorer
-from freshwiki.evaluation import ResultsStore, RunInfo, write_report
-from freshwiki.evaluation._growover import (
+from freshwiki.benchmarks.growover.analysis import (
     DIALOGUE_SCORERS,
     GROWOVER,
     HIT,
     QA_SCORERS,
+    rilm_samples,
     rilm_sections,
 )
-from freshwiki.evaluation._stats import wilson_ci
+from freshwiki.evaluation import ResultsStore, RunInfo, write_report
 from freshwiki.llm import Message
+from freshwiki.stats import wilson_ci
 
 WHEN = dt.datetime(2026, 9, 1, tzinfo=dt.UTC)
 S1, S2 = "2023-12-31", "2026-08-31"
@@ -111,7 +112,7 @@ def store(tmp_path: Path) -> ResultsStore:
 
 def test_the_scorers_record_each_stage_and_load_run_joins_them(store: ResultsStore) -> None:
     run = store.load_run("rilm0000000a")
-    by_id = {r.sample_id: r for r in run.rilm}
+    by_id = {r.sample_id: r for r in rilm_samples(run.items)}
     assert sorted(by_id) == ["s1", "s2", "s3", "s4", "s5", "s6"]  # s7 had no first pass
     s2 = by_id["s2"]
     assert s2.adopted is False and s2.arr == {"paper": 1.0, "query": 0.0, "append": 0.0}
@@ -231,7 +232,7 @@ def test_dialogue_runs_are_scored_with_bleu(tmp_path: Path) -> None:
 
 def test_the_names_agree_with_the_benchmark_and_the_system() -> None:
     from freshwiki.benchmarks.growover import RILM_ARR_MODES, GrowOver
-    from freshwiki.evaluation._growover import MODE_ROWS
+    from freshwiki.benchmarks.growover.analysis import MODE_ROWS
     from freshwiki.systems.rilm import ARR_MODES
 
     assert GrowOver.name == GROWOVER

@@ -8,10 +8,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from scipy import stats
 
-from freshwiki.evaluation import RunInfo, RunResults, ScoredItem, write_report
-from freshwiki.evaluation._classification import (
+from freshwiki.benchmarks.hellofresh.analysis import (
     VOTE,
     Prediction,
     analyse,
@@ -19,13 +17,12 @@ from freshwiki.evaluation._classification import (
     default_train_periods,
     deployment_simulation,
     f1_difference,
-    kendall_tau_b,
     majority_vote,
     metrics_by,
     predictions_of,
-    rank,
     ranking_consistency,
 )
+from freshwiki.evaluation import RunInfo, RunResults, ScoredItem, write_report
 
 
 def preds(gold: str, predicted: list[str], period: str | None = None) -> list[Prediction]:
@@ -90,24 +87,7 @@ def test_majority_vote(labels: list[str], expected: str) -> None:
     assert majority_vote(labels) == expected
 
 
-def test_kendall_tau_b_by_hand_and_against_scipy() -> None:
-    # One discordant pair of six: (5 - 1) / 6.
-    assert kendall_tau_b([1, 2, 3, 4], [1, 3, 2, 4]) == pytest.approx(4 / 6)
-    # With ties: C = 4, D = 0, one pair tied in each: 4 / sqrt(5 * 5).
-    x, y = [1, 1, 2, 3], [1, 2, 2, 3]
-    assert kendall_tau_b(x, y) == pytest.approx(0.8)
-    assert kendall_tau_b(x, y) == pytest.approx(stats.kendalltau(x, y).statistic)
-    rng = np.random.default_rng(0)
-    for _ in range(5):
-        a, b = rng.integers(0, 4, 9).tolist(), rng.integers(0, 4, 9).tolist()
-        assert kendall_tau_b(a, b) == pytest.approx(stats.kendalltau(a, b).statistic)
-    assert kendall_tau_b([1, 2], [2, 1]) == -1.0
-    assert kendall_tau_b([1, 1, 1], [1, 2, 3]) is None
-    assert kendall_tau_b([1], [1]) is None
-
-
 def test_rank_and_consistency_by_hand() -> None:
-    assert rank({"a": 0.5, "b": 0.9, "c": 0.5, "d": None}) == {"b": 1.0, "a": 2.5, "c": 2.5}
     f1: dict[str, dict[str, float | None]] = {
         "2021-02": {"A": 0.5, "B": 0.7, "C": 0.3},
         "2021-01": {"A": 0.8, "B": 0.6, "C": 0.4},

@@ -55,6 +55,7 @@ from typing import Any
 from freshwiki.chat import Reply
 from freshwiki.chat.conversations import reply_from_dict
 from freshwiki.chat.guard import pieces
+from freshwiki.results import ReportSection, RunResults, StoredOutput
 
 ALL = "all"
 VERDICTS: tuple[str, ...] = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")
@@ -138,10 +139,6 @@ def turn_stats(reply: Reply, *, sample_id: str, template: str, turn: int,
         before_refinement=refinement.composed if refinement else "",
         after_refinement=refinement.refined if refinement else "",
     )
-
-
-StoredOutput = tuple[str, str, Mapping[str, Any], str, Mapping[str, Any]]
-"""``(sample_id, template, metadata, text, trace)`` of one stored output."""
 
 
 @dataclass(frozen=True)
@@ -416,3 +413,34 @@ def _latency(values: Sequence[float]) -> Cell:
     if not values:
         return Cell(None, 0)
     return Cell(statistics.fmean(values), len(values), statistics.median(values))
+
+
+def run_turns(run: RunResults) -> tuple[TurnStats, ...]:
+    """The statistics of every grounded chat turn of a stored run.
+
+    Read from its outputs' traces and the ``chat-factuality`` scores' data; empty for a run
+    of another system.
+    """
+    factuality = {(i.sample_id, i.template): i.data for i in run.items if i.scorer == FACTUALITY}
+    return tuple(chat_turns(run.traces("chat"), factuality))
+
+
+class GroundedChatAnalysis:
+    """The grounded system's report section: WikiChat's analysis of its turns.
+
+    Shown inside each run's part of the report; registered as ``grounded``'s analysis in
+    ``freshwiki.systems``.
+    """
+
+    def report_sections(self, runs: Sequence[RunResults],
+                        labels: Sequence[str]) -> list[ReportSection]:
+        """Nothing across runs: the analysis is per run."""
+        return []
+
+    def run_sections(self, run: RunResults, breakdown: str | None) -> list[ReportSection]:
+        """The table of the run's turns, when it has any."""
+        analysis = analyse_chat(run_turns(run), breakdown)
+        if analysis is None:
+            return []
+        return [ReportSection(__package__ or "", "grounded_chat.html.j2", "grounded_chat.md.j2",
+                              {"ca": analysis, "run_id": run.info.run_id})]

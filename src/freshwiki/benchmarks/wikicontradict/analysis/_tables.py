@@ -26,8 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from freshwiki.benchmarks.wikicontradict import LABELS, TEMPLATES, WikiContradict
-from freshwiki.evaluation._stats import natural_key
-from freshwiki.evaluation._types import RunResults
+from freshwiki.results import ReportSection, RunResults, natural_key
 
 TYPES: tuple[str, ...] = ("all", "explicit", "implicit")
 """Column groups: every instance, then by ``metadata["contradiction"]``."""
@@ -136,3 +135,29 @@ def contradiction_tables(results: Sequence[RunResults],
                    for key, c in mine.items()},
         ))
     return tuple(tables)
+
+
+_TYPE_TITLES = {"all": "All instances", "explicit": "Explicit contradictions",
+                "implicit": "Implicit contradictions"}
+
+
+class WikiContradictAnalysis:
+    """WikiContradict's report section: Tables 2 and 5.
+
+    Registered as ``wikicontradict``'s analysis in ``freshwiki.benchmarks``.
+    """
+
+    def report_sections(self, runs: Sequence[RunResults],
+                        labels: Sequence[str]) -> list[ReportSection]:
+        """The tables of every classifying scorer, when any run has one."""
+        tables = contradiction_tables(runs, labels)
+        if not tables:
+            return []
+        return [ReportSection(
+            __package__ or "", "wikicontradict_tables.html.j2", "wikicontradict_tables.md.j2",
+            {"contradiction": tables, "types": TYPES, "headings": TYPE_HEADINGS,
+             "long": _TYPE_TITLES, "short": SHORT, "labels": tuple(SHORT)})]
+
+    def run_sections(self, run: RunResults, breakdown: str | None) -> list[ReportSection]:
+        """Nothing inside a run's own part: the tables compare runs."""
+        return []
