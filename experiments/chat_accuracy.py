@@ -449,7 +449,7 @@ def paired(a: str, b: str, items: list[dict[str, Any]], replies: dict[str, Any],
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--systems", default="vanilla,rag,checked,wikichat")
-    parser.add_argument("--split", default="test", choices=("test", "dev", "test2"))
+    parser.add_argument("--split", default="test", choices=("test", "dev", "test2", "test3"))
     parser.add_argument("--kinds", default=",".join(KINDS))
     parser.add_argument("--legacy", default="",
                         help="comma-separated earlier development sets instead ("
@@ -559,7 +559,10 @@ def main() -> int:
         "tuned on" if args.split == "test" else
         "out of sample: the test2 split, frozen before the premise and coverage changes it "
         "measures and never tuned on (the test split is in sample from then on)"
-        if args.split == "test2" else "development split (tuned on)")
+        if args.split == "test2" else
+        "out of sample: the test3 split, frozen before the check changes it measures (decades, "
+        "asked kind, dated names, quoted fallback) and never tuned on (test and test2 are in "
+        "sample from then on)" if args.split == "test3" else "development split (tuned on)")
     write_result(out, {
         "model": settings.model,
         "seconds": round(time.perf_counter() - started, 1),

@@ -15,6 +15,7 @@ from freshwiki.chat.checked import (
     apply_rules,
     copied_from,
     disagreement,
+    fallback_quote,
     is_abstention,
     is_fragment,
     other_line,
@@ -186,3 +187,37 @@ def test_i_dont_know_names_what_was_missing_and_the_closest_articles() -> None:
 def test_a_sentence_check_reports_its_verdict() -> None:
     check = SentenceCheck(0, "x", "x", "x", status="dropped", reason="why")
     assert check.as_check().verdict == "NOT ENOUGH INFO"
+
+
+def test_when_nothing_passes_the_evidence_sentence_is_quoted_word_for_word() -> None:
+    # "won" is a strong relation the passage does not state (it says "became the most visited
+    # BitTorrent directory"), so the sentence is dropped although its date was read back.
+    question = "When did KickassTorrents become the most visited BitTorrent directory?"
+    book = book_of(KAT)
+    said = ("KickassTorrents won the title of most visited BitTorrent directory in "
+            "November 2014.")
+    checks = split_answer(said, question)
+    apply_rules(checks, question, [KAT], book)
+    line = Line("value", 0, "November 2014", "... directory in ___.")
+    settle(checks, [line], ["November 2014"], question, [KAT], book)
+    assert checks[0].status == "dropped"
+    quoted = fallback_quote(checks, question, book)
+    assert quoted is not None and quoted.status == "copied"
+    assert quoted.released == (
+        "The passage on KickassTorrents says: “It was founded in 2008 and by November 2014, KAT "
+        "became the most visited BitTorrent directory in the world, overtaking The Pirate Bay, "
+        "according to the site's Alexa ranking.” [1]")
+    assert quoted.as_check().verdict == "SUPPORTS"
+    # No quote when the reading did not give the value back, or gave another one.
+    for read in ("", "20 July 2016"):
+        again = split_answer(said, question)
+        apply_rules(again, question, [KAT], book)
+        settle(again, [line], [read], question, [KAT], book)
+        assert again[0].status == "dropped"
+        assert fallback_quote(again, question, book) is None
+    # Nor when the evidence sentence shares no word with the question besides its subject.
+    other = "Who did KickassTorrents win against in November 2014?"
+    third = split_answer(said, other)
+    apply_rules(third, other, [KAT], book)
+    settle(third, [line], ["November 2014"], other, [KAT], book)
+    assert fallback_quote(third, other, book) is None

@@ -164,3 +164,27 @@ def test_a_common_noun_answer_is_the_value() -> None:
                      "distribution as its scale parameter gets larger?") == ["more spread out"]
     assert values_of("Silbermond is from Bautzen, Saxony.",
                      "Which town is the German band Silbermond from?") == ["Bautzen", "Saxony"]
+
+
+def test_a_copula_predicate_ends_at_a_verb_after_its_noun() -> None:
+    # "going into the season" frames the question; what the club *is* is "reigning champions".
+    assert predicate_words("PSM Makassar were the reigning champions going into the 2023-24 "
+                           "Liga 1 season in Indonesia.") == ("reigning", "champion")
+    assert predicate_words("Tania Chernova was a Soviet writer.") == ("write",)  # its stem
+
+
+def test_a_dated_name_may_take_its_year_from_the_title(leads: dict[str, str]) -> None:
+    # The lead: "... strikes undertaken by the Writers Guild of America (which began on May 2
+    # and ended on September 27) and SAG-AFTRA (which began on July 14 and ended on November
+    # 9)". No "2023" stands beside SAG-AFTRA; the title "2023-24 United States network
+    # television schedule" dates the article.
+    title = "2023–24 United States network television schedule"
+    sentence = "The 2023 SAG-AFTRA strike ended on November 9."
+    found = best_statement(sentence, "When did the 2023 SAG-AFTRA strike end?",
+                           [lead(leads, title)])
+    assert found is not None and found.spans
+    # The same text under a title without the year: the year must stand beside the name.
+    undated = Evidence(passage_id="x", title="Network television schedule", section=(),
+                       text=leads[title].replace("2023–24 network", "network"))
+    found = best_statement(sentence, "When did the 2023 SAG-AFTRA strike end?", [undated])
+    assert found is not None and not found.spans

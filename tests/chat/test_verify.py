@@ -13,6 +13,7 @@ from freshwiki.chat.facts import passage_entry
 from freshwiki.chat.guard import SentenceGuard
 from freshwiki.chat.verify import (
     Sentence,
+    asked_first,
     blanked,
     check_batch,
     focus_of,
@@ -48,6 +49,22 @@ def test_key_spans_are_names_dates_and_numbers() -> None:
     assert key_spans("KickassTorrents was a torrent directory.") == ["KickassTorrents"]
     assert key_spans("the series was cancelled after two seasons.") == ["two"]
     assert key_spans("it was one of the best.") == []
+    # A decade is one value (read back as "1880s" it is the same, not a change of "1880").
+    assert key_spans("It was first attested in the 1880s.") == ["1880s"]
+    assert same_value("1880s", "1880s") and not same_value("1880s", "1890s")
+    # "According to ..." opens a sentence; it names nothing.
+    assert key_spans("According to the 2004 census, Habar had 1111 people.") == [
+        "2004", "Habar", "1111"]
+
+
+def test_the_asked_kind_is_blanked_first() -> None:
+    spans = ["Dong Cunrui", "May 18, 1948"]
+    assert asked_first(spans, "Which soldier of the division died in May 1948?")[0] == (
+        "Dong Cunrui")
+    assert asked_first(spans, "When did Dong Cunrui die?")[0] == "May 18, 1948"
+    assert asked_first(spans, "What year did Dong Cunrui die?")[0] == "May 18, 1948"
+    # "What happened ..." asks for no kind: the last span first.
+    assert asked_first(spans, "What happened to Dong Cunrui?")[0] == "May 18, 1948"
 
 
 def test_the_focus_is_what_the_question_did_not_say() -> None:

@@ -45,9 +45,11 @@ The checked mode keeps the good answer and adds the check on top:
 Then a refuted premise is stated first, with the evidence sentence quoted
 (:func:`premise_note`), and a disagreement between two passages last
 (:func:`disagreement_note`). What is released is exactly what passed; the rest is in the trace
-(``TurnTrace.removed`` and ``reply_checks``). When nothing passes, the reply says "I don't
-know" and names the passages it found (``checked_abstain.j2``): nothing unchecked is ever
-shown, fallback text included.
+(``TurnTrace.removed`` and ``reply_checks``). When nothing passes, the evidence sentence a
+dropped sentence rested on is quoted word for word if its values and their reading held and
+only the wording failed (:func:`fallback_quote`); else the reply says "I don't know" and names
+the passages it found (``checked_abstain.j2``): nothing unchecked is ever shown, fallback text
+included.
 """
 
 from __future__ import annotations
@@ -59,17 +61,25 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from freshwiki.chat._calls import TurnCalls, messages_for, prompt
-from freshwiki.chat._evidence import PassageBook, strip_markers, transcript
+from freshwiki.chat._evidence import (
+    STOPWORDS,
+    PassageBook,
+    content_words,
+    strip_markers,
+    transcript,
+)
 from freshwiki.chat._types import ChatMessage, ClaimCheck, Evidence
 from freshwiki.chat.coverage import Coverage, named_by
 from freshwiki.chat.facts import passage_entry
 from freshwiki.chat.guard import pieces
 from freshwiki.chat.predicate import (
     Statement,
+    alike,
     anchored,
     best_statement,
     contrary,
     is_verb,
+    stem,
     strip_lead_in,
     values_of,
 )
@@ -725,6 +735,50 @@ def disagreement_note(found: Disagreement, book: PassageBook) -> str:
     return (f"Note: the sources disagree: one passage gives {found.value} "
             f"[{book.number(found.evidence)}{dated(found.evidence)}], another gives "
             f"{found.other_value} [{book.number(found.other)}{dated(found.other)}].")
+
+
+def fallback_quote(checks: Sequence[SentenceCheck], question: str, book: PassageBook
+                   ) -> SentenceCheck | None:
+    """When no sentence passed: the evidence sentence a dropped one rested on, word for word.
+
+    Only for a sentence dropped for how it *said* its value, not for the value: every value
+    stood in that one evidence sentence with its subject (the predicate check's spans), the
+    check call read each blank back as the same value, no doer was swapped and no opposite
+    relation stated, and the evidence sentence shares a word with the question besides its
+    subject ("reigning champions", "ended"). The quote is the passage's own text, so it is
+    checked by construction; it answers in the passage's words rather than the model's.
+    Held-out replies withheld right answers this way ("the word 'freak' was first attested
+    in the sense of ..." for a lead that says "This definition was first attested ...").
+    """
+    asked = _question_words(question)
+    for check in checks:
+        found = check.statement
+        if (check.status != "dropped" or check.correction or check.unstated or found is None
+                or not found.spans or not found.roles or contrary(found, check.claim)
+                or not check.answers):
+            continue
+        if not all(value and same_value(span, value) for span, value in check.answers.items()):
+            continue
+        sentence = " ".join(found.sentence.split())
+        words = {stem(w) for w in content_words(sentence)}
+        if not any(alike(a, w) for a in asked for w in words):
+            continue
+        evidence = found.evidence
+        quoted = SentenceCheck(check.index, sentence, sentence, sentence, found,
+                               list(check.values), "copied",
+                               "quoted: the evidence sentence a withheld answer rested on",
+                               dict(check.answers), evidence=evidence)
+        quoted.released = (f"The passage on {evidence.title} says: “{sentence.rstrip('.')}.” "
+                           f"[{book.number(evidence)}]")
+        return quoted
+    return None
+
+
+def _question_words(question: str) -> set[str]:
+    """The question's own words besides its names, dates and numbers, as stems."""
+    named = {w for span in key_spans(question) for w in content_words(span)}
+    return {stem(w) for w in content_words(question)
+            if w not in named and w not in STOPWORDS and len(w) > 3}
 
 
 def abstain_text(reason: Literal["no_passages", "subject", "fact"], question: str,

@@ -479,8 +479,13 @@ class GroundedChat:
             if check.status in ("dropped", "abstain"):
                 turn.removed.append(check.raw)
         if not "".join(turn.text).strip():
-            yield self._abstain(turn, "fact", question, (), covered.about)
-            return
+            quoted = ck.fallback_quote(checks, question, turn.book)
+            if quoted is None:
+                yield self._abstain(turn, "fact", question, (), covered.about)
+                return
+            turn.reply_checks.append(quoted.as_check())
+            for piece in self._release(turn, quoted):
+                yield piece
         for note in self._conflict_notes(turn, checks, lines, read, question, covered.about):
             for piece in self._pieces(turn, note):
                 yield piece

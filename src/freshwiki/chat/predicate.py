@@ -140,6 +140,11 @@ def stem(word: str) -> str:
     return _FORMS.get(word, word)
 
 
+def alike(a: str, b: str) -> bool:
+    """Whether two stems are one word (a shared five-letter prefix, or a short word whole)."""
+    return _alike(a, b)
+
+
 def _alike(a: str, b: str) -> bool:
     if a == b:
         return True
@@ -358,6 +363,13 @@ def predicate_words(sentence: str) -> tuple[str, ...]:
         return ()
     phrase = re.split(r"(?i)\b(?:of|in|for|from|with|by|at|on|to|who|which|that|and)\b",
                       found.group(1))[0]
+    # ... and up to a verb after the noun: "were the reigning champions going into the
+    # season" says they are champions; "going" is the question's framing, not what they are.
+    tokens = _TOKEN.findall(phrase)
+    for i, token in enumerate(tokens):
+        if i and _verb(token) and not _verb(tokens[i - 1]):
+            phrase = " ".join(tokens[:i])
+            break
     names = {w for span in key_spans(phrase) for w in content_words(span)}
     return tuple(stem(w) for w in content_words(phrase) if w not in names
                  and w not in _FILLER)
@@ -431,7 +443,8 @@ def best_statement(sentence: str, question: str | None, passages: Sequence[Evide
     best: Statement | None = None
     for evidence in passages:
         whole = f"{evidence.title}. {evidence.text}"
-        subject_ok = all(stated_phrase(span, whole) for span in subject)
+        subject_ok = all(stated_phrase(span, whole) or _dated_by_title(span, evidence)
+                         for span in subject)
         wanted = relation_words(sentence, evidence.title)
         pieces = [p.text for p in split_sentences(evidence.text)]
         windows = list(pieces)
@@ -457,6 +470,23 @@ def best_statement(sentence: str, question: str | None, passages: Sequence[Evide
                     best.spans, best.holds, best.relation, -len(best.sentence)):
                 best = found
     return best
+
+
+def _dated_by_title(span: str, evidence: Evidence) -> bool:
+    """A dated name ("2023 SAG-AFTRA") whose name the passage has and whose year its title has.
+
+    "The 2023 SAG-AFTRA strike ... ended on November 9" against the lead of "2023-24 United
+    States network television schedule", which says "SAG-AFTRA (which began on July 14 and
+    ended on November 9)": the article is about that year, so its SAG-AFTRA is that year's.
+    "India at the Cricket World Cup" has no 2023 in its title, so "2023 Cricket World Cup"
+    still needs the year beside the name in its text.
+    """
+    numbers = re.findall(r"(?<!\w)\d{3,4}(?!\w)", span)
+    name = re.sub(r"(?<!\w)\d+(?:st|nd|rd|th)?(?!\w)", " ", span).strip()
+    if not numbers or not any(c.isalpha() for c in name):
+        return False
+    return (all(stated(n, evidence.title) for n in numbers)
+            and stated(name, f"{evidence.title}. {evidence.text}"))
 
 
 def _units(sentence: str) -> list[str]:
