@@ -18,11 +18,13 @@ from freshwiki.chat.checked import (
     fallback_quote,
     is_abstention,
     is_fragment,
+    opposed_premise,
     other_line,
     premise_lines,
     refuted_premise,
     settle,
     split_answer,
+    unmentioned,
 )
 from freshwiki.chat.coverage import coverage
 
@@ -221,3 +223,39 @@ def test_when_nothing_passes_the_evidence_sentence_is_quoted_word_for_word() -> 
     apply_rules(third, other, [KAT], book)
     settle(third, [line], ["November 2014"], other, [KAT], book)
     assert fallback_quote(third, other, book) is None
+
+
+def test_a_direction_the_question_assumes_is_refuted_by_its_opposite(shared_data: Path) -> None:
+    # Lead: "A tributary of the Wairua River, it rises west of Maungatapere and flows westward
+    # into that river south of Titoki."
+    lead = _lead(shared_data, "tail", "Karukaru Stream")
+    book = book_of(lead)
+    question = "Why does the Karukaru River in New Zealand flow eastward into the Wairua River?"
+    checks = split_answer("The Karukaru River flows eastward into the Wairua River.", question)
+    apply_rules(checks, question, [lead], book)
+    settle(checks, [], [], question, [lead], book)
+    # No new value, and its relation ("eastward") is in no evidence sentence: dropped.
+    assert checks[0].status == "dropped"
+    premise = opposed_premise(checks, question)
+    assert premise is not None and (premise.assumed, premise.found) == ("eastward", "westward")
+    assert premise.sentence.startswith("A tributary of the Wairua River, it rises west")
+    # The answer's own direction, not the question's, is only dropped.
+    asked = "Which way does the Karukaru River flow?"
+    again = split_answer("The Karukaru River flows eastward into the Wairua River.", asked)
+    apply_rules(again, asked, [lead], book)
+    settle(again, [], [], asked, [lead], book)
+    assert again[0].status == "dropped" and opposed_premise(again, asked) is None
+    # "west of Maungatapere" and "westward" in the evidence agree with a westward answer.
+    right = split_answer("The Karukaru River flows westward into the Wairua River.", asked)
+    apply_rules(right, asked, [lead], book)
+    settle(right, [], [], asked, [lead], book)
+    assert right[0].status == "released"
+
+
+def test_i_dont_know_names_the_question_parts_no_passage_mentions() -> None:
+    question = "Why did Robert Forster release KickassTorrents on Domino Records in 2008?"
+    assert unmentioned(question, [KAT]) == ["Robert Forster", "Domino Records"]
+    text = abstain_text("fact", question, unmentioned(question, [KAT]), [KAT])
+    assert text == ("I don't know: the passages I found (KickassTorrents) don't mention "
+                    "“Robert Forster” or “Domino Records”, so I can't confirm that, and I'd "
+                    "rather not guess.")

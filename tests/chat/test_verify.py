@@ -52,6 +52,9 @@ def test_key_spans_are_names_dates_and_numbers() -> None:
     # A decade is one value (read back as "1880s" it is the same, not a change of "1880").
     assert key_spans("It was first attested in the 1880s.") == ["1880s"]
     assert same_value("1880s", "1880s") and not same_value("1880s", "1890s")
+    # Digits after a letter and a hyphen are part of a name.
+    assert key_spans("The Lockheed F-94 Starfire beat the XF-87 in 1950.") == [
+        "Lockheed F-94 Starfire", "XF-87", "1950"]
     # "According to ..." opens a sentence; it names nothing.
     assert key_spans("According to the 2004 census, Habar had 1111 people.") == [
         "2004", "Habar", "1111"]

@@ -73,12 +73,14 @@ from freshwiki.chat.coverage import Coverage, named_by
 from freshwiki.chat.facts import passage_entry
 from freshwiki.chat.guard import pieces
 from freshwiki.chat.predicate import (
+    DIRECTIONS,
     Statement,
     alike,
     anchored,
     best_statement,
     contrary,
     is_verb,
+    opposed_words,
     stem,
     strip_lead_in,
     values_of,
@@ -673,6 +675,32 @@ def refuted_premise(lines: Sequence[Line], read: Sequence[str], question: str,
     return None
 
 
+def opposed_premise(checks: Sequence[SentenceCheck], question: str) -> Premise | None:
+    """A direction the question takes for granted that the evidence states the opposite of.
+
+    "Why does the Karukaru River flow eastward into the Wairua River?": the answer restates
+    "flows eastward", and its evidence sentence says the river "flows westward into that
+    river". A direction is no name, date or number, so no premise blank reads it; the
+    predicate check finds the opposite word, and the question must use the word itself (an
+    answer's own wrong direction is only dropped).
+    """
+    for check in checks:
+        found = check.statement
+        if found is None or check.status != "dropped":
+            continue
+        pair = opposed_words(found)
+        if pair is None or pair[0] not in DIRECTIONS:
+            continue
+        said, other = pair
+        assumed = next((t for t in re.findall(r"[A-Za-z]+", question) if t.lower() == said),
+                       None)
+        there = next((t for t in re.findall(r"[A-Za-z]+", found.sentence)
+                      if t.lower() == other), None)
+        if assumed and there:
+            return Premise(assumed, there, found.evidence, found.sentence)
+    return None
+
+
 def _premise_statement(line: Line, value: str, best: Evidence) -> Statement | None:
     """The evidence sentence stating ``value`` where the premise has its own, if it holds.
 
@@ -772,6 +800,17 @@ def fallback_quote(checks: Sequence[SentenceCheck], question: str, book: Passage
                            f"[{book.number(evidence)}]")
         return quoted
     return None
+
+
+def unmentioned(question: str, passages: Sequence[Evidence]) -> list[str]:
+    """The question's names, dates and numbers that no retrieved passage states (at most two).
+
+    Said in an "I don't know" about a covered subject, they tell the user which part of the
+    question the sources are silent on: "... don't mention “Domino Records”" for a question
+    that takes a wrong record label for granted.
+    """
+    texts = [f"{e.title}. {e.text}" for e in passages]
+    return [s for s in key_spans(question) if not any(stated(s, t) for t in texts)][:2]
 
 
 def _question_words(question: str) -> set[str]:

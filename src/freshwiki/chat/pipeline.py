@@ -457,7 +457,8 @@ class GroundedChat:
                  *ck.other_line(checks, question, passages, turn.book)][:ck.MAX_LINES]
         read = await ck.read_lines(turn.calls, entries, turn.today, lines)
         ck.settle(checks, lines, read, question, passages, turn.book)
-        premise = ck.refuted_premise(lines, read, question, covered)
+        premise = (ck.refuted_premise(lines, read, question, covered)
+                   or ck.opposed_premise(checks, question))
         turn.timed("check", started)
         turn.reply_checks = [c.as_check() for c in checks]
         if premise is not None:
@@ -481,7 +482,8 @@ class GroundedChat:
         if not "".join(turn.text).strip():
             quoted = ck.fallback_quote(checks, question, turn.book)
             if quoted is None:
-                yield self._abstain(turn, "fact", question, (), covered.about)
+                yield self._abstain(turn, "fact", question, ck.unmentioned(question, passages),
+                                    covered.about)
                 return
             turn.reply_checks.append(quoted.as_check())
             for piece in self._release(turn, quoted):

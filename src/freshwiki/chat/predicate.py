@@ -111,20 +111,45 @@ _CONTRARY = {
 }
 
 
+# Directions that exclude each other: "flows eastward" against "flows westward" (a held-out
+# false premise the answer restated, released because a direction is no name or number).
+DIRECTIONS = {
+    "eastward": "westward", "westward": "eastward", "northward": "southward",
+    "southward": "northward", "east": "west", "west": "east", "north": "south",
+    "south": "north", "upstream": "downstream", "downstream": "upstream",
+}
+
+
 def contrary(statement: Statement, sentence: str) -> bool:
     """Whether the evidence states a relation *opposed* to one the sentence claims.
 
     "Anita Brown was born on September 8, 2006" against "... she died on September 8, 2006":
     the evidence lacks "born" and has its contrary, "died". A cloze reading of the date agrees
     (it was read back from that sentence), so this rule is what keeps such a sentence out.
+    A direction is opposed too ("eastward" / "westward"), but not by a name's word ("South
+    Africa").
     """
-    have = _evidence_words(f"{statement.evidence.title}. {statement.sentence}")
+    return opposed_words(statement) is not None
+
+
+def opposed_words(statement: Statement) -> tuple[str, str] | None:
+    """The first missing relation word whose contrary the evidence states, with that contrary.
+
+    As stems: ``("eastward", "westward")``, ``("birth", "death")``; ``None`` when there is none.
+    """
+    text = f"{statement.evidence.title}. {statement.sentence}"
+    have = _evidence_words(text)
+    named = {w for span in key_spans(text) for w in content_words(span)}
+    plain = {stem(w) for w in content_words(text) if w not in named}
     for word in statement.missing:
         other = _CONTRARY.get(word) or next(
             (v for k, v in _CONTRARY.items() if _alike(word, k)), None)
         if other and any(_alike(other, h) for h in have):
-            return True
-    return False
+            return word, other
+        other = DIRECTIONS.get(word)
+        if other and other in plain:
+            return word, other
+    return None
 
 
 def strip_lead_in(sentence: str) -> str:

@@ -71,8 +71,11 @@ _DATE = re.compile(
     rf"\b(?:\d{{1,2}}\s+{_MONTH}(?:,?\s+\d{{3,4}})?|{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?"
     rf"(?:,\s*\d{{3,4}})?|{_MONTH}\s+\d{{3,4}})\b")
 # A decade ("the 1880s") is one value: read back as "1880s", it must not look like a change.
-_NUMBER = re.compile(r"(?<![\w.])\d{3}0['’]?s(?!\w)"
-                     r"|(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\w)|(?<![\w.])\d+(?:\.\d+)?"
+# Digits after a letter and a hyphen belong to a name ("F-94", "COVID-19"), not a number:
+# "Lockheed F-94 Starfire" read as the number 94 was blanked as "F-___".
+_NUMBER = re.compile(r"(?<![\w.])(?<![A-Za-z]-)\d{3}0['’]?s(?!\w)"
+                     r"|(?<![\w.])(?<![A-Za-z]-)\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\w)"
+                     r"|(?<![\w.])(?<![A-Za-z]-)\d+(?:\.\d+)?"
                      r"(?:\s*(?:%|per ?cent|million|billion))?")
 # A name: capitalised words, with lower-case joiners inside ("Bank of England", "Vincent
 # van Gogh"); hyphens and apostrophes stay inside words ("Israel-Hamas", "O'Neill").
