@@ -449,7 +449,7 @@ def paired(a: str, b: str, items: list[dict[str, Any]], replies: dict[str, Any],
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--systems", default="vanilla,rag,checked,wikichat")
-    parser.add_argument("--split", default="test", choices=("test", "dev", "test2", "test3"))
+    parser.add_argument("--split", default="test", choices=("test", "dev", "test2", "test3", "test4", "test5"))
     parser.add_argument("--kinds", default=",".join(KINDS))
     parser.add_argument("--legacy", default="",
                         help="comma-separated earlier development sets instead ("
@@ -562,7 +562,13 @@ def main() -> int:
         if args.split == "test2" else
         "out of sample: the test3 split, frozen before the check changes it measures (decades, "
         "asked kind, dated names, quoted fallback) and never tuned on (test and test2 are in "
-        "sample from then on)" if args.split == "test3" else "development split (tuned on)")
+        "sample from then on)" if args.split == "test3" else
+        "out of sample: the test4 split, frozen before the false-premise change it measures "
+        "(names with digits, opposite directions, naming what no passage mentions)"
+        if args.split == "test4" else
+        "out of sample: the test5 split, frozen before the change it measures (elided "
+        "articles, possessive names, independent clauses checked apart); test3 is in sample "
+        "from then on" if args.split == "test5" else "development split (tuned on)")
     write_result(out, {
         "model": settings.model,
         "seconds": round(time.perf_counter() - started, 1),

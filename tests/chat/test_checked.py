@@ -8,11 +8,15 @@ from pathlib import Path
 from freshwiki.chat._evidence import PassageBook
 from freshwiki.chat._types import Evidence
 from freshwiki.chat.checked import (
+    OFF_TARGET,
     Line,
     SentenceCheck,
     about_itself,
     abstain_text,
+    answers_asked,
     apply_rules,
+    asked_kind,
+    clauses,
     copied_from,
     disagreement,
     fallback_quote,
@@ -210,6 +214,9 @@ def test_when_nothing_passes_the_evidence_sentence_is_quoted_word_for_word() -> 
         "became the most visited BitTorrent directory in the world, overtaking The Pirate Bay, "
         "according to the site's Alexa ranking.” [1]")
     assert quoted.as_check().verdict == "SUPPORTS"
+    # A sentence dropped for not giving what was asked is not quoted in its place.
+    checks[0].reason = OFF_TARGET
+    assert fallback_quote(checks, question, book) is None
     # No quote when the reading did not give the value back, or gave another one.
     for read in ("", "20 July 2016"):
         again = split_answer(said, question)
@@ -259,3 +266,53 @@ def test_i_dont_know_names_the_question_parts_no_passage_mentions() -> None:
     assert text == ("I don't know: the passages I found (KickassTorrents) don't mention "
                     "“Robert Forster” or “Domino Records”, so I can't confirm that, and I'd "
                     "rather not guess.")
+
+
+def test_the_kind_of_value_a_question_asks_for() -> None:
+    assert asked_kind("Where was James Tillis born?") == "place"
+    assert asked_kind("In which city is Sundance Airport?") == "place"
+    assert asked_kind("When did KickassTorrents go offline?") == "time"
+    assert asked_kind("In which decade was the word first attested?") == "time"
+    assert asked_kind("Who founded KickassTorrents?") == "name"
+    assert asked_kind("What was the name of the gunman?") == "name"
+    assert asked_kind("How many species are there?") == "number"
+    # What X is, or an open question: no particular kind.
+    assert asked_kind("Who was Dong Cunrui?") is None
+    assert asked_kind("What is the capital of France?") is None
+
+
+def test_released_sentences_must_give_what_was_asked() -> None:
+    def shown(*texts: str) -> list[SentenceCheck]:
+        return [SentenceCheck(i, t, t, t, status="released") for i, t in enumerate(texts)]
+
+    # A birth date for "where": true, but not the answer.
+    assert not answers_asked(shown("James Tillis was born on July 5, 1957."),
+                             "Where was James Tillis born?")
+    assert answers_asked(shown("James Tillis was born in Gilroy, California."),
+                         "Where was James Tillis born?")
+    assert not answers_asked(shown("The gunman was a postgraduate history student."),
+                             "What was the name of the gunman?")
+    assert answers_asked(shown("KAT went offline on 20 July 2016."),
+                         "When did KickassTorrents go offline?")
+    assert answers_asked(shown("It has three species."), "How many species does it have?")
+    # A measure asked by name must be the one given.
+    assert not answers_asked(shown("Tiyuzhongxin has a population of 66,948."),
+                             "What is the area of Tiyuzhongxin Subdistrict?")
+    assert answers_asked(shown("Its area is 3.2 square kilometres."),
+                         "What is the area of Tiyuzhongxin Subdistrict?")
+    # Nothing released, or no kind asked: nothing to hold against the reply.
+    assert answers_asked([], "Where was James Tillis born?")
+    assert answers_asked(shown("KAT was a website."), "What was KickassTorrents?")
+
+
+def test_independent_clauses_are_checked_apart() -> None:
+    assert clauses("An adult male narwhal's tusk can grow up to 3 meters (9.8 feet), and the "
+                   "narwhal was scientifically described in 1758 by Carl Linnaeus.") == [
+        "An adult male narwhal's tusk can grow up to 3 meters (9.8 feet).",
+        "The narwhal was scientifically described in 1758 by Carl Linnaeus."]
+    # No subject of its own after "and" ("and moved"), or no verb near its start: one piece.
+    assert clauses("He was born in Paris, and moved to Lyon in 1950.") == [
+        "He was born in Paris, and moved to Lyon in 1950."]
+    assert clauses("It was founded in 2008, and by November 2014 KAT became the most "
+                   "visited.") == ["It was founded in 2008, and by November 2014 KAT became "
+                                   "the most visited."]

@@ -60,3 +60,10 @@ def test_a_passage_whose_title_the_question_names_is_about_it(shared_data: Path)
     # A disambiguating bracket is not part of the name.
     assert named_by("Who directed One on One in 1977?", "One on One (1977 film)", []) is True
     assert named_by("Who won the 2031 Cricket World Cup?", "2023 Cricket World Cup", []) is False
+
+
+def test_a_possessive_name_does_not_take_the_next_year() -> None:
+    # The year is the video's, not the singer's.
+    assert subject_units('Christina Aguilera\'s 2002 music video for "Dirrty"') == [
+        "Christina Aguilera's", "Dirrty"]
+    assert subject_units("Who won the 2023 Cricket World Cup?") == ["2023 Cricket World Cup"]

@@ -52,6 +52,10 @@ def test_key_spans_are_names_dates_and_numbers() -> None:
     # A decade is one value (read back as "1880s" it is the same, not a change of "1880").
     assert key_spans("It was first attested in the 1880s.") == ["1880s"]
     assert same_value("1880s", "1880s") and not same_value("1880s", "1890s")
+    # "In the TV series": the opener and its joiner are no part of the name.
+    assert key_spans("In the TV series House, Mark is ill.") == ["TV", "House", "Mark"]
+    # An elided article hides no name: the question's "d'Arcachon Sud" states "Arcachon Sud".
+    assert stated("Arcachon Sud", "the Communauté d'agglomération Bassin d'Arcachon Sud")
     # Digits after a letter and a hyphen are part of a name.
     assert key_spans("The Lockheed F-94 Starfire beat the XF-87 in 1950.") == [
         "Lockheed F-94 Starfire", "XF-87", "1950"]

@@ -62,6 +62,7 @@ from typing import Literal
 
 from freshwiki.chat._calls import TurnCalls, messages_for, prompt
 from freshwiki.chat._evidence import (
+    NUMBER_WORDS,
     STOPWORDS,
     PassageBook,
     content_words,
@@ -261,10 +262,33 @@ def _cite(text: str, number: int) -> str:
     return f"{body} [{number}]{stop}"
 
 
+_JOINED = re.compile(r",\s+and\s+|;\s+")
+_CLAUSE_START = re.compile(r"(?:the|a|an|it|he|she|they|its|his|her|their|this|these|[A-Z])")
+
+
+def clauses(raw: str) -> list[str]:
+    """A sentence cut into its independent clauses ("X, and the narwhal was described ...").
+
+    Two-part answers join two facts in one sentence, and each fact rests on its own evidence
+    sentence: checked whole, the four values of "An adult male narwhal's tusk can grow up to 3
+    meters, and the narwhal was described in 1758 by Carl Linnaeus" were sought in one
+    sentence (or two in a row) and the right answer was withheld. A cut is made only where the
+    second part has a subject and a verb of its own within its first words.
+    """
+    for match in _JOINED.finditer(raw):
+        left, right = raw[:match.start()].rstrip(), raw[match.end():].lstrip()
+        tokens = re.findall(r"[^\W\d_]+|\d+", right)
+        if (len(left.split()) < 4 or len(tokens) < 4 or not _CLAUSE_START.match(right)
+                or is_verb(tokens[0]) or not any(is_verb(t) for t in tokens[1:5])):
+            continue
+        return [left + ".", *clauses(right[:1].upper() + right[1:])]
+    return [raw]
+
+
 def split_answer(answer: str, question: str) -> list[SentenceCheck]:
-    """The answer's sentences, each with what will be checked."""
+    """The answer's sentences (independent clauses apart), each with what will be checked."""
     out: list[SentenceCheck] = []
-    for raw in pieces(answer):
+    for raw in (part for piece in pieces(answer) for part in clauses(piece)):
         text = _plain(strip_lead_in(_plain(raw)))
         if not text or not any(c.isalnum() for c in text):
             continue
@@ -782,6 +806,7 @@ def fallback_quote(checks: Sequence[SentenceCheck], question: str, book: Passage
     for check in checks:
         found = check.statement
         if (check.status != "dropped" or check.correction or check.unstated or found is None
+                or check.reason == OFF_TARGET
                 or not found.spans or not found.roles or contrary(found, check.claim)
                 or not check.answers):
             continue
@@ -798,8 +823,71 @@ def fallback_quote(checks: Sequence[SentenceCheck], question: str, book: Passage
                                dict(check.answers), evidence=evidence)
         quoted.released = (f"The passage on {evidence.title} says: “{sentence.rstrip('.')}.” "
                            f"[{book.number(evidence)}]")
+        if not answers_asked([quoted], question):
+            continue
         return quoted
     return None
+
+
+_ASKS = (
+    ("place", re.compile(r"^\s*where\b|\b(?:in|at) (?:which|what) (?:city|country|town|"
+                         r"village|place|state|province|region|county|district|venue|stadium)"
+                         r"\b|^\s*(?:which|what) (?:city|country|town|village|venue)\b",
+                         re.IGNORECASE)),
+    ("time", re.compile(r"^\s*when\b|\b(?:what|which) (?:year|date|day|month|decade|century)\b",
+                        re.IGNORECASE)),
+    # "Who is X?" asks what X is ("an American actor"), not for a name: left out.
+    ("name", re.compile(r"^\s*(?:who|whom|whose)\b(?!\s+(?:is|was|are|were)\b)"
+                        r"|\bwhat (?:is|was) (?:the|his|her|its|their) name\b", re.IGNORECASE)),
+    ("number", re.compile(r"\bhow (?:many|much|long|old|tall|high|far|big|large|deep|wide)\b",
+                          re.IGNORECASE)),
+)
+_MEASURE = re.compile(r"\bwhat (?:is|was|are|were) (?:the|its|their) (area|population|length|"
+                      r"height|elevation|depth|width|capacity|weight|altitude)\b", re.IGNORECASE)
+_TIME_WORD = re.compile(r"(?i)\b(?:january|february|march|april|may|june|july|august|september|"
+                        r"october|november|december|century|decade|war|reign|era|dynasty)\b")
+
+
+OFF_TARGET = "does not give what was asked"
+"""Why a checked sentence was dropped when no released sentence answered the asked kind."""
+
+
+def asked_kind(question: str) -> str | None:
+    """What kind of value the question asks for: place, time, name or number (else None)."""
+    return next((kind for kind, pattern in _ASKS if pattern.search(question)), None)
+
+
+def answers_asked(checks: Sequence[SentenceCheck], question: str) -> bool:
+    """Whether the released sentences hold a value of the kind the question asks for.
+
+    A sentence can pass its check and still answer another question: "Where was James Tillis
+    born?" got "... was born on July 5, 1957", "What was the name of the gunman?" got "... was
+    a postgraduate history student", "What is the area of ...?" got its population (held-out
+    replies to questions whose passages do not state what was asked). True when the question
+    asks for no particular kind, or when nothing was released.
+    """
+    shown = [c.correction or c.text for c in checks
+             if c.status in ("copied", "released", "corrected")]
+    if not shown:
+        return True
+    measure = _MEASURE.search(question)
+    if measure and not any(alike(stem(measure.group(1).lower()), stem(w))
+                           for text in shown for w in content_words(text)):
+        return False
+    kind = asked_kind(question)
+    if kind is None:
+        return True
+    for text in shown:
+        new = [v for v in key_spans(text) if not stated(v, question)]
+        if kind in ("place", "name") and any(not any(c.isdigit() for c in v) for v in new):
+            return True
+        if kind == "time" and (any(any(c.isdigit() for c in v) for v in new)
+                               or _TIME_WORD.search(text)):
+            return True
+        if kind == "number" and (any(any(c.isdigit() for c in v) for v in new) or any(
+                w in NUMBER_WORDS for w in re.findall(r"[a-z]+", text.lower()))):
+            return True
+    return False
 
 
 def unmentioned(question: str, passages: Sequence[Evidence]) -> list[str]:

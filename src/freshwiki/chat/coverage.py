@@ -60,6 +60,8 @@ def subject_units(question: str) -> list[str]:
     merged = []
     for start, end in units:
         for n_start, n_end in numbers:
+            if n_start >= end and re.search(r"['’]s$", question[start:end]):
+                continue  # "Christina Aguilera's 2002 music video": the year is the video's
             between = question[n_end:start] if n_end <= start else question[end:n_start]
             if between.strip(" -–") == "" and len(between) <= 2:
                 start, end = min(start, n_start), max(end, n_end)

@@ -473,6 +473,13 @@ class GroundedChat:
             if released == 0:
                 for piece in self._pieces(turn, ck.premise_note(premise, turn.book) + "."):
                     yield piece
+        if released == 0 and premise is None and not ck.answers_asked(checks, question):
+            # True sentences about the subject, none of them what was asked ("born on July
+            # 5, 1957" for "where was he born?"): the passages do not say it.
+            for check in checks:
+                if check.status in ("copied", "released", "corrected"):
+                    check.status, check.reason = "dropped", ck.OFF_TARGET
+            turn.reply_checks = [c.as_check() for c in checks]
         for check in checks[released:]:
             for piece in self._release(turn, check):
                 yield piece

@@ -139,6 +139,11 @@ def span_positions(claim: str) -> list[tuple[int, int, str]]:
                 continue
             start += len(first) + 1
             text = rest
+            # "In the TV series": the joiner after a dropped opener is no part of the name.
+            joiner = re.match(r"(?:(?:of|the|de|da|del|der|van|von|al|bin|la|le|du)\s+)+", text)
+            if joiner:
+                start += joiner.end()
+                text = text[joiner.end():]
         text = text.rstrip(".")
         if text.lower() in STOPWORDS or text.lower() in _MONTHS or text.lower() in _OPENERS:
             continue
@@ -149,9 +154,16 @@ def span_positions(claim: str) -> list[tuple[int, int, str]]:
 _POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
 
 
+_ELISION = re.compile(r"\b[dDlL]['’](?=[A-ZÀ-Ý])")
+
+
 def _words(text: str) -> set[str]:
-    """Content words, possessives dropped: "Hanzee Dent's" names Hanzee Dent."""
-    return set(content_words(_POSSESSIVE.sub("", text)))
+    """Content words, possessives and elided articles dropped.
+
+    "Hanzee Dent's" names Hanzee Dent; "Bassin d'Arcachon Sud" names Arcachon Sud (the
+    question's "d'Arcachon" hid it, and the answer's "Arcachon Sud" looked like a new value).
+    """
+    return set(content_words(_ELISION.sub("", _POSSESSIVE.sub("", text))))
 
 
 def stated(span: str, text: str) -> bool:
