@@ -31,6 +31,7 @@ from freshwiki.chat.checked import (
     unmentioned,
 )
 from freshwiki.chat.coverage import coverage
+from freshwiki.chat.verify import BLANK
 
 KAT = Evidence("kat", "KickassTorrents", (), (
     "KickassTorrents (commonly abbreviated KAT) was a website that provided a directory for "
@@ -316,3 +317,23 @@ def test_independent_clauses_are_checked_apart() -> None:
     assert clauses("It was founded in 2008, and by November 2014 KAT became the most "
                    "visited.") == ["It was founded in 2008, and by November 2014 KAT became "
                                    "the most visited."]
+
+
+def test_a_named_subject_of_a_why_question_is_no_premise(shared_data: Path) -> None:
+    # Lead: "Petra Kvitová was the reigning champion, but did not enter the tournament due to
+    # pregnancy. ... Elena Rybakina became the first woman to reach consecutive Miami Open
+    # finals ..."
+    lead = _lead(shared_data, "recent", "2024 Miami Open – Women's singles")
+    question = ("Why did reigning champion Petra Kvitová not play the women's singles at the "
+                "2024 Miami Open?")
+    covered = coverage(question, [lead])
+    line = Line("premise", -1, "Petra Kvitová", question.replace("Petra Kvitová", BLANK))
+    assert refuted_premise([line], ["Elena Rybakina"], question, covered) is None
+    # With a strong relation ("directed") the named star is still refuted.
+    # Lead: "... film directed by Mario Van Peebles and starring Cam Gigandet ..."
+    film = _lead(shared_data, "head", "Red Sky (2014 film)")
+    asked = "Why did Cam Gigandet direct the 2014 action film Red Sky?"
+    covered = coverage(asked, [film])
+    line = Line("premise", -1, "Cam Gigandet", f"{BLANK} directed the 2014 action film Red Sky.")
+    premise = refuted_premise([line], ["Mario Van Peebles"], asked, covered)
+    assert premise is not None and premise.found == "Mario Van Peebles"

@@ -587,3 +587,17 @@ async def test_a_question_in_another_language_gets_a_plain_answer_or_i_dont_know
     spanish = await chat.respond(user("¿Cuándo cerró KickassTorrents?"))
     assert "2016" not in spanish.text or "[1]" in spanish.text
     assert spanish.text.strip()
+
+
+async def test_a_reading_numbered_by_its_line_is_read_without_the_number() -> None:
+    # The model numbered its answers ("1. 20 July 2016", "2. 20"): the numbers are the lines'.
+    import datetime as dt
+
+    from freshwiki.chat import TurnCalls
+    from freshwiki.chat.checked import Line, read_lines
+
+    llm, _ = scripted_llm({"check": reads("1. 20 July 2016", "2. 20")})
+    lines = [Line("value", 0, "20 July 2016", "KAT went offline on ___."),
+             Line("value", 1, "20", "The water flows at up to ___ km/h.")]
+    read = await read_lines(TurnCalls(llm), [], dt.date(2024, 6, 1), lines)
+    assert read == ["20 July 2016", "20"]

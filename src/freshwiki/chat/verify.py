@@ -75,11 +75,12 @@ _DATE = re.compile(
 # "Lockheed F-94 Starfire" read as the number 94 was blanked as "F-___".
 _NUMBER = re.compile(r"(?<![\w.])(?<![A-Za-z]-)\d{3}0['’]?s(?!\w)"
                      r"|(?<![\w.])(?<![A-Za-z]-)\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\w)"
-                     r"|(?<![\w.])(?<![A-Za-z]-)\d+(?:\.\d+)?"
+                     r"|(?<![\w.])(?<![A-Za-z]-)\d+(?:\.\d+)?(?![A-Z])"
                      r"(?:\s*(?:%|per ?cent|million|billion))?")
 # A name: capitalised words, with lower-case joiners inside ("Bank of England", "Vincent
 # van Gogh"); hyphens and apostrophes stay inside words ("Israel-Hamas", "O'Neill").
-_CAP = r"[A-Z][\w'’.\-–]*[\w]|[A-Z]"
+# A capitalised word, or digits fused with a capital ("3M", "2K Games"): part of a name.
+_CAP = r"[A-Z][\w'’.\-–]*[\w]|[A-Z]|\d+[A-Z][\w'’\-]*"
 _NAME = re.compile(rf"(?:{_CAP})(?:\s+(?:(?:of|the|de|da|del|der|van|von|al|bin|la|le|du)\s+)*"
                    rf"(?:{_CAP}))*")
 _WORD_NUMBER = re.compile(r"\b[A-Za-z]+\b")
