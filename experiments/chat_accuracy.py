@@ -449,7 +449,7 @@ def paired(a: str, b: str, items: list[dict[str, Any]], replies: dict[str, Any],
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--systems", default="vanilla,rag,checked,wikichat")
-    parser.add_argument("--split", default="test", choices=("test", "dev", "test2", "test3", "test4", "test5", "test6"))
+    parser.add_argument("--split", default="test", choices=("test", "dev", "test2", "test3", "test4", "test5", "test6", "test7"))
     parser.add_argument("--kinds", default=",".join(KINDS))
     parser.add_argument("--legacy", default="",
                         help="comma-separated earlier development sets instead ("
@@ -571,7 +571,10 @@ def main() -> int:
         "from then on" if args.split == "test5" else
         "out of sample: the test6 split, frozen before the change it measures (3M as a name, "
         "why-question names, numbered readings); test5 is in sample from then on"
-        if args.split == "test6" else "development split (tuned on)")
+        if args.split == "test6" else
+        "out of sample: the test7 split, frozen before the change it measures (a value read "
+        "back from the passages away from its subject is released); test6 is in sample from "
+        "then on" if args.split == "test7" else "development split (tuned on)")
     write_result(out, {
         "model": settings.model,
         "seconds": round(time.perf_counter() - started, 1),
