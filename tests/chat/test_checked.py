@@ -337,3 +337,27 @@ def test_a_named_subject_of_a_why_question_is_no_premise(shared_data: Path) -> N
     line = Line("premise", -1, "Cam Gigandet", f"{BLANK} directed the 2014 action film Red Sky.")
     premise = refuted_premise([line], ["Mario Van Peebles"], asked, covered)
     assert premise is not None and premise.found == "Mario Van Peebles"
+
+
+def test_a_value_read_back_away_from_its_subject_is_released_in_the_passages_words(
+        shared_data: Path) -> None:
+    # Lead: "The 1990-91 Rugby League Divisional Premiership was the 5th end-of-season ...
+    # competition. ... The winners were Salford." No passage says "Salford Reds".
+    lead = _lead(shared_data, "tail", "1990–91 Rugby League Divisional Premiership")
+    book = book_of(lead)
+    question = "Which club won the 1990–91 Rugby League Divisional Premiership?"
+    said = "Salford Reds won the 1990–91 Rugby League Divisional Premiership."
+    line = Line("value", 0, "Salford Reds", "___ won the 1990–91 Rugby League Divisional "
+                                            "Premiership.")
+    checks = split_answer(said, question)
+    apply_rules(checks, question, [lead], book)
+    settle(checks, [line], ["Salford"], question, [lead], book)
+    assert checks[0].status == "released"
+    assert checks[0].released == (
+        "Salford won the 1990–91 Rugby League Divisional Premiership [1].")
+    # Read as nothing, or as a name no passage states: dropped, as before.
+    for read in ("", "Widnes"):
+        again = split_answer(said, question)
+        apply_rules(again, question, [lead], book)
+        settle(again, [line], [read], question, [lead], book)
+        assert again[0].status == "dropped"

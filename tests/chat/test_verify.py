@@ -62,6 +62,9 @@ def test_key_spans_are_names_dates_and_numbers() -> None:
     # Digits after a letter and a hyphen are part of a name.
     assert key_spans("The Lockheed F-94 Starfire beat the XF-87 in 1950.") == [
         "Lockheed F-94 Starfire", "XF-87", "1950"]
+    # A capitalised preposition opening a question names nothing.
+    assert key_spans("Under which federation did the Republic join in 1823?") == ["Republic",
+                                                                                   "1823"]
     # "According to ..." opens a sentence; it names nothing.
     assert key_spans("According to the 2004 census, Habar had 1111 people.") == [
         "2004", "Habar", "1111"]

@@ -624,6 +624,24 @@ def _settle_unstated(check: SentenceCheck, question: str, passages: Sequence[Evi
             check.reason += f"; the passage gives {read!r} in its place"
             check.released = _cite(fixed, book.number(found.evidence))
             return
+    found = check.statement
+    if (read and same_value(check.unstated, read) and found is not None and found.roles
+            and not found.strong_missing and not contrary(found, check.claim)
+            and _subject_stated(check, question, passages)):
+        # The value is in the passages, away from the sentence naming the subject ("A Case
+        # of You ... was directed by Kat Coiro": the lead names the film in one sentence and
+        # Justin Long in another), and the reading gives it back: released as written, citing
+        # the passage that states the value. Held-out replies were withheld this way.
+        holder = next((e for e in passages if stated(read, f"{e.title}. {e.text}")), None)
+        if holder is not None:
+            text = check.text
+            if check.claim == text and not any(
+                    stated(check.unstated, f"{e.title}. {e.text}") for e in passages):
+                text = _swap(text, check.unstated, read)  # in the passage's words: "Salford"
+            check.status, check.evidence = "released", holder
+            check.reason += f"; read {read!r} back from the passages"
+            check.released = _cite(text, book.number(holder))
+            return
     check.status = "dropped"
     check.reason += f"; read {read!r}" if read else ""
 

@@ -96,9 +96,13 @@ _EMPTY = frozenset({"", "none", "null", "unknown", "not stated", "not given", "n
 _OPENERS = frozenset({
     "according", "however", "although", "though", "since", "during", "following", "despite",
     "while", "today", "currently", "besides", "including", "unlike", "like", "yes", "no",
+    "under", "over", "within", "without", "among", "between", "through", "across", "along",
+    "behind", "beyond", "near", "upon", "toward", "towards", "against", "around", "inside",
+    "outside", "beside",
 })
 """Words that open a sentence with a capital and name nothing: "According to the 2004
-census, ..." has no name "According" (a held-out reply was read as having two values)."""
+census, ..." has no name "According" (a held-out reply was read as having two values), and
+"Under which ...?" no name "Under" (a held-out question got a premise note on it)."""
 
 
 def key_spans(claim: str) -> list[str]:
