@@ -449,7 +449,8 @@ def paired(a: str, b: str, items: list[dict[str, Any]], replies: dict[str, Any],
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--systems", default="vanilla,rag,checked,wikichat")
-    parser.add_argument("--split", default="test", choices=("test", "dev", "test2", "test3", "test4", "test5", "test6", "test7"))
+    parser.add_argument("--split", default="test",
+                        choices=("test", "dev", *(f"test{n}" for n in range(2, 8))))
     parser.add_argument("--kinds", default=",".join(KINDS))
     parser.add_argument("--legacy", default="",
                         help="comma-separated earlier development sets instead ("
