@@ -22,6 +22,7 @@ from freshwiki.cli import (
     contradictions,
     corpus,
     edits,
+    eval_set,
     evaluation,
     growover,
     index,
@@ -50,6 +51,7 @@ app.command()(serve.serve)
 app.command("eval")(evaluation.eval_command)
 app.command("report")(evaluation.report)
 app.command("leaderboard")(leaderboard.leaderboard)
+app.add_typer(eval_set.app, name="eval-set")
 app.add_typer(runs.app, name="runs")
 app.add_typer(models.app, name="models")
 app.add_typer(config.app, name="config")

@@ -39,29 +39,47 @@ def leaderboard(
         "BENCHMARK=NAME (repeatable; default: each benchmark's first scorer).")] = None,
     reports: Annotated[bool, typer.Option(
         help="Write each run's full report into the site and link it.")] = True,
+    from_dir: Annotated[Path | None, typer.Option(
+        "--from", help="Build from the run bundles in this folder (files `freshwiki runs "
+        "export` writes, e.g. experiments/runs) instead of the runs store, which is not "
+        "touched.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
-    """Build a static leaderboard site (HTML, works offline) from every stored run.
+    """Build a static leaderboard site (HTML, works offline) from every stored run (or --from).
 
     One board per benchmark and dataset: a table per period x run with means, 95 % CIs and
     scored / total answers, a line plot over the periods, Kendall's tau between the rankings
     of consecutive periods, and links to each run's report. `freshwiki serve` shows the same
     site at /leaderboard.
     """
+    from contextlib import AbstractContextManager
+
     from freshwiki.errors import FreshwikiError
-    from freshwiki.evaluation import ResultsStore, default_results_path, write_leaderboard
+    from freshwiki.evaluation import (
+        ResultsStore,
+        bundle_files,
+        bundle_store,
+        default_results_path,
+        write_leaderboard,
+    )
 
     settings = state.resolved().settings
-    store_path = default_results_path(settings)
-    if not store_path.exists():  # don't create an empty store just to show nothing
-        raise FreshwikiError(
-            f"no evaluation results at {store_path}, so nothing to rank",
-            hint="`freshwiki eval` makes runs; `freshwiki runs import FILE` brings them from "
-            "another machine (is FRESHWIKI_HOME the same?).")
-    target = out_dir if out_dir is not None else settings.home / "leaderboard"
     chosen = _scorer_choice(scorer)
-    with ResultsStore(store_path) as store, progress("{task.completed}/{task.total}",
-                                                     transient=True) as bars:
+    source: AbstractContextManager[ResultsStore]
+    if from_dir is not None:
+        # Every bundle is checked before any is read into a throw-away store.
+        source = bundle_store(bundle_files(from_dir))
+    else:
+        store_path = default_results_path(settings)
+        if not store_path.exists():  # don't create an empty store just to show nothing
+            raise FreshwikiError(
+                f"no evaluation results at {store_path}, so nothing to rank",
+                hint="`freshwiki eval` makes runs; `freshwiki runs import FILE` brings them "
+                "from another machine; --from DIR builds from run bundles (is "
+                "FRESHWIKI_HOME the same?).")
+        source = ResultsStore(store_path)
+    target = out_dir if out_dir is not None else settings.home / "leaderboard"
+    with source as store, progress("{task.completed}/{task.total}", transient=True) as bars:
         task = bars.add_task("leaderboard", total=None)
         site = write_leaderboard(store, target, scorer=chosen, reports=reports,
                                  progress=lambda what, done, total: bars.update(

@@ -289,3 +289,59 @@ def import_(
                   "here.", soft_wrap=True)
     if dry_run:
         out.print("dry run: nothing was changed.")
+
+
+@app.command("agree")
+def agree_command(
+    run_id: Annotated[str, typer.Argument(help="Run id or unique prefix.")],
+    labels: Annotated[Path, typer.Option(
+        "--labels", help="JSONL labels: sample_id, template, label (optional: scorer, "
+        "response, labeller).")],
+    scorer: Annotated[str | None, typer.Option(
+        "--scorer", help="The scorer or judge to compare (default: the run's only classifying "
+        "scorer).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """A scorer's or judge's verdicts in a run against labels: kappa, P/R/F1, confusion."""
+    from freshwiki.evaluation import ResultsStore, agree, read_labels
+
+    rows = read_labels(labels)
+    with ResultsStore(_existing_store()) as store:
+        results = store.load_run(run_id)
+    result = agree(results, rows, labels, scorer)
+    if as_json:
+        out.print_json(json.dumps(result.to_json()))
+        return
+
+    def num(value: float | None) -> str:
+        return "—" if value is None else f"{value:.3f}"
+
+    def ci(interval: object) -> str:
+        low, high = getattr(interval, "low", None), getattr(interval, "high", None)
+        return "" if low is None or high is None else f" ({low:.3f}–{high:.3f})"
+
+    who = ", ".join(result.labellers) or "not named in the file"
+    out.print(f"run {result.run_id}, scorer {result.scorer} vs {labels} (labelled by: {who})",
+              soft_wrap=True, markup=False, highlight=False)
+    out.print(f"n {result.n}; accuracy {num(result.accuracy)}{ci(result.accuracy_ci)}; "
+              f"Cohen's κ {num(result.kappa)}{ci(result.kappa_ci)}; macro F1 "
+              f"{num(result.macro_f1)}", soft_wrap=True, markup=False, highlight=False)
+    table = Table(title="per class (95 % CI: Wilson for P and R, bootstrap for F1)")
+    for column in ("class", "labelled", "predicted", "precision", "recall", "F1"):
+        table.add_column(column, justify="left" if column == "class" else "right")
+    for c in result.per_class:
+        table.add_row(escape(c.label), str(c.support), str(c.predicted),
+                      num(c.precision) + ci(c.precision_ci), num(c.recall) + ci(c.recall_ci),
+                      num(c.f1) + ci(c.f1_ci))
+    out.print(table)
+    matrix = Table(title="confusion: rows = labels, columns = scorer")
+    matrix.add_column("")
+    for label in result.classes:
+        matrix.add_column(escape(label), justify="right")
+    for label, row in zip(result.classes, result.matrix, strict=True):
+        matrix.add_row(escape(label), *map(str, row))
+    out.print(matrix)
+    left = [f"{len(result.no_verdict)} label(s) without a verdict in the run",
+            f"{len(result.text_differs)} whose read text differs from the run's answer",
+            f"{result.other_scorer} meant for another scorer"]
+    out.print("left out: " + "; ".join(left), soft_wrap=True, markup=False, highlight=False)

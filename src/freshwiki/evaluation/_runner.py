@@ -267,6 +267,8 @@ class RunSummary:
         new_failures: Failed attempts in this invocation.
         failures: Unresolved failures in the work set (the next run retries them).
         means: Mean score per template x scorer over the work set.
+        sample_ids: The work set's samples, in benchmark order (an eval set's intervals
+            are computed over exactly these).
     """
 
     info: RunInfo
@@ -278,6 +280,7 @@ class RunSummary:
     new_failures: int
     failures: tuple[FailedItem, ...] = ()
     means: tuple[ScoreMean, ...] = field(default=())
+    sample_ids: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-serialisable view (``freshwiki eval --json``)."""
@@ -624,6 +627,7 @@ def _summarise(
         info=results.info, items=len(pairs), already_done=already_done,
         complete=complete, new_outputs=counts.outputs, new_scores=counts.scores,
         new_failures=counts.failures, failures=failures, means=tuple(means),
+        sample_ids=tuple(ids),
     )
 
 

@@ -32,12 +32,14 @@ import hashlib
 import json
 import math
 import os
+import tempfile
 import zlib
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from freshwiki import __version__
 from freshwiki.errors import FreshwikiError
@@ -213,8 +215,12 @@ def _damaged(path: Path, what: str) -> TransferError:
                          "machine that has the runs).")
 
 
-def _open(path: Path) -> IO[bytes]:
-    """The file, opened raw, after checking it looks like a runs file at all."""
+def _open(path: Path) -> tuple[IO[bytes], bool]:
+    """The file, opened raw, and whether it is gzip-compressed.
+
+    Checks first that it looks like a runs file at all: gzip, or plain JSON lines (a bundle
+    unpacked with ``gunzip``, read the same way).
+    """
     if not path.exists():
         raise TransferError(f"no file {path}",
                             hint="give the path of a file written by `freshwiki runs export`.")
@@ -225,15 +231,17 @@ def _open(path: Path) -> IO[bytes]:
     head = raw.read(len(_SQLITE_MAGIC))
     raw.seek(0)
     if head.startswith(_GZIP_MAGIC):
-        return raw
+        return raw, True
+    if head.startswith(b"{"):
+        return raw, False
     raw.close()
     if head == _SQLITE_MAGIC:
         raise TransferError(
             f"{path} is a results database, not a runs file",
             hint="on the machine it comes from, run `freshwiki --home HOME runs export "
             "--out FILE.jsonl.gz` and import that file.")
-    raise TransferError(f"{path} is not a freshwiki runs file (not gzip-compressed)",
-                        hint="runs files are written by `freshwiki runs export`.")
+    raise TransferError(f"{path} is not a freshwiki runs file (neither gzip-compressed nor "
+                        "JSON lines)", hint="runs files are written by `freshwiki runs export`.")
 
 
 def _check_header(path: Path, line: bytes) -> dict[str, Any]:
@@ -303,10 +311,12 @@ class _Reader:
 
     def rows(self) -> Iterator[tuple[str, dict[str, Any]]]:
         path = self.path
-        raw = _open(path)
+        raw, compressed = _open(path)
         size = path.stat().st_size
         try:
-            with gzip.GzipFile(fileobj=raw, mode="rb") as gz:
+            stream: IO[bytes] = (cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="rb"))
+                                 if compressed else raw)
+            with stream as gz:
                 lines = self._lines(gz)
                 first = next(lines, None)
                 if first is None:
@@ -355,7 +365,7 @@ class _Reader:
         if self.progress is not None:
             self.progress(self.stage, size, size)
 
-    def _lines(self, gz: gzip.GzipFile) -> Iterator[tuple[int, bytes]]:
+    def _lines(self, gz: IO[bytes]) -> Iterator[tuple[int, bytes]]:
         for number, line in enumerate(gz, start=1):
             if not line.endswith(b"\n"):
                 raise TransferError(f"{self.path} is cut short (line {number} is incomplete); "
@@ -485,3 +495,49 @@ def import_runs(store: ResultsStore, paths: Sequence[Path], *, dry_run: bool = F
     """
     files = check_runs_files(paths, progress=progress)
     return merge_runs_files(store, files, dry_run=dry_run, progress=progress)
+
+
+BUNDLE_SUFFIXES = (".json.gz", ".jsonl.gz", ".json", ".jsonl")
+"""File names a folder of run bundles is read for (``freshwiki leaderboard --from DIR``)."""
+
+
+def bundle_files(folder: Path) -> list[Path]:
+    """The run bundles in ``folder`` (not its subfolders), sorted by name.
+
+    Raises:
+        TransferError: ``folder`` is not a folder, or holds no bundle.
+    """
+    if not folder.is_dir():
+        raise TransferError(f"{folder} is not a folder of run bundles",
+                            hint="give the folder `freshwiki runs export --out DIR/NAME.json.gz` "
+                            "wrote to, e.g. experiments/runs.")
+    files = sorted(p for p in folder.iterdir()
+                   if p.is_file() and p.name.endswith(BUNDLE_SUFFIXES)
+                   and not p.name.startswith("."))
+    if not files:
+        raise TransferError(f"{folder} holds no run bundle ({', '.join(BUNDLE_SUFFIXES)})",
+                            hint="`freshwiki runs export RUN --out "
+                            f"{folder}/NAME.json.gz` writes one.")
+    return files
+
+
+@contextmanager
+def bundle_store(paths: Sequence[Path], *,
+                 progress: Progress | None = None) -> Iterator[ResultsStore]:
+    """A throw-away results store holding exactly the runs of ``paths``.
+
+    Every file is checked completely before any is read in (:func:`check_runs_files`), so
+    a damaged bundle yields no store at all; the store lives in a temporary folder removed on
+    exit, so the user's own store is never opened. Used to build the leaderboard from the
+    bundles committed in a repository.
+
+    Raises:
+        TransferError: a file is missing, not a runs file, damaged or cut short.
+        SchemaMismatchError: a file follows another store schema.
+        RunConflictError: two bundles hold different runs under one id.
+    """
+    files = check_runs_files(paths, progress=progress)
+    with (tempfile.TemporaryDirectory(prefix="freshwiki-bundles-") as scratch,
+          ResultsStore(Path(scratch) / "runs.sqlite") as store):
+        merge_runs_files(store, files, progress=progress)
+        yield store
