@@ -485,10 +485,11 @@ def check_eval_set(eval_set: EvalSet, *, settings: Settings | None = None) -> No
             try:
                 built[bkey] = load_benchmark(run.benchmark, settings, run.benchmark_options)
             except FreshwikiError as exc:
-                raise loc.error(_field_of(run, "benchmark_option", eval_set, loc)
-                                if run.benchmark_options else
-                                _field_of(run, "benchmark", eval_set, loc),
-                                exc.message, hint=exc.hint) from None
+                where = (_option_field(_field_of(run, "benchmark_option", eval_set, loc),
+                                       run.benchmark_options, exc.message)
+                         if run.benchmark_options else
+                         _field_of(run, "benchmark", eval_set, loc))
+                raise loc.error(where, exc.message, hint=exc.hint) from None
         bench = built[bkey]
         unknown = [t for t in run.templates or () if t not in bench.templates]
         if unknown:
@@ -498,7 +499,8 @@ def check_eval_set(eval_set: EvalSet, *, settings: Settings | None = None) -> No
                             hint=f"its templates: {', '.join(bench.templates)}.")
         skey = json.dumps([run.system, run.options], sort_keys=True, default=str)
         if skey not in checked_systems:
-            _check_system(run, settings, loc, _field_of(run, "option", eval_set, loc)
+            _check_system(run, settings, loc,
+                          _option_field(_field_of(run, "option", eval_set, loc), run.options)
                           if run.options else _field_of(run, "system", eval_set, loc))
             checked_systems.add(skey)
     for bench in built.values():
@@ -507,6 +509,20 @@ def check_eval_set(eval_set: EvalSet, *, settings: Settings | None = None) -> No
             import asyncio
 
             asyncio.run(close())
+
+
+def _option_field(where: list[str], options: Mapping[str, Any],
+                  message: str | None = None) -> list[str]:
+    """The path of the option a message names (``where`` itself when it names none).
+
+    ``message`` may be given later (:func:`_check_system` calls it with the error's).
+    """
+    if message is None:
+        return where
+    for key in options:
+        if repr(key) in message or f"{key}=" in message or f" {key} " in message:
+            return [*where, key]
+    return where
 
 
 def _check_system(run: PlannedRun, settings: Settings, loc: _Locator,
@@ -526,7 +542,8 @@ def _check_system(run: PlannedRun, settings: Settings, loc: _Locator,
     try:
         asyncio.run(build())
     except FreshwikiError as exc:
-        raise loc.error(where, exc.message, hint=exc.hint) from None
+        raise loc.error(_option_field(where, run.options, exc.message) if run.options
+                        else where, exc.message, hint=exc.hint) from None
 
 
 def read_eval_set(path: Path, *, settings: Settings | None = None) -> EvalSet:
