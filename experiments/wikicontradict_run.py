@@ -9,11 +9,14 @@ home's results store, so the same command continues where it stopped)::
 
 What it does:
 
-1. ``freshwiki eval wikicontradict`` with templates 1, 2, 3, 4, 5, 5.1, 5.2, 5.3 and 5.4 on the
-   first ``--limit`` questions (49 = every question of items 0-41, which holds all 40 revised
-   questions, so 5.3 and 5.4 are asked of 40), greedy, 250 new tokens, judged by the runner's
-   default judge (the strongest installed model, which for the 1.5B is the 1.5B itself; the
-   run header says so) and by the deterministic matcher.
+1. Runs the eval set ``experiments/evalsets/wikicontradict.toml`` (``--evalset`` another;
+   ``--model``, ``--system``, ``--limit`` and ``--judge`` override its one run):
+   ``wikicontradict`` with templates 1, 2, 3, 4, 5, 5.1, 5.2, 5.3 and 5.4 on the first 49
+   questions (every question of items 0-41, which holds all 40 revised questions, so 5.3 and
+   5.4 are asked of 40), greedy, 250 new tokens, judged by the runner's default judge (the
+   strongest installed model, which for the 1.5B is the 1.5B itself; the run header says so)
+   and by the deterministic matcher. ``freshwiki eval-set run`` on the file makes the same
+   run.
 2. The share of correct / partially correct / incorrect per template and scorer over all,
    explicit and implicit instances (the paper's Tables 2 and 5), with n.
 3. Against labels read by a person for this run's responses (by default
@@ -33,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import time
 from pathlib import Path
@@ -53,11 +57,13 @@ from freshwiki.config import load_settings
 from freshwiki.evaluation import (
     ResultsStore,
     default_results_path,
-    run_evaluation,
+    read_eval_set,
+    run_eval_set,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULT = ROOT / "experiments" / "results" / "wikicontradict_run.json"
+EVALSET = ROOT / "experiments" / "evalsets" / "wikicontradict.toml"
 VALIDATION = ROOT / "src" / "freshwiki" / "benchmarks" / "wikicontradict" / "validation"
 DEFAULT_LABELS = (VALIDATION / "real_labels_single.jsonl",
                   VALIDATION / "real_labels_detection.jsonl")
@@ -117,11 +123,15 @@ def agreement(run: Any, labels: list[HumanLabel]) -> dict[str, Any]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", default="local:qwen2.5-coder-1.5b")
-    parser.add_argument("--system", default="vanilla")
-    parser.add_argument("--limit", type=int, default=49)
-    parser.add_argument("--judge", default="default",
-                        help="judge spec, or 'default' for the runner's rule")
+    parser.add_argument("--evalset", type=Path, default=EVALSET,
+                        help="eval-set file with the run (default: %(default)s)")
+    parser.add_argument("--model", default=None, help="override the eval set's model")
+    parser.add_argument("--system", default=None, help="override the eval set's system")
+    parser.add_argument("--limit", type=int, default=None,
+                        help="override the eval set's number of questions (49)")
+    parser.add_argument("--judge", default=None,
+                        help="judge spec, 'default' for the runner's rule, or 'none' "
+                        "(default: the eval set's)")
     parser.add_argument("--labels", type=Path, action="append",
                         help="labels read for this run's responses (JSONL; repeat for several; "
                         "default: validation/real_labels_single.jsonl and "
@@ -129,22 +139,34 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=RESULT)
     args = parser.parse_args()
 
-    settings = load_settings({"model": args.model}).settings
-    templates = list(TEMPLATES)
+    overrides = {k: v for k, v in (("model", args.model), ("system", args.system),
+                                   ("limit", args.limit)) if v is not None}
+    if args.judge is not None:
+        overrides["judge"] = None if args.judge.strip().lower() == "none" else args.judge
+    eval_set = read_eval_set(args.evalset, settings=load_settings().settings)
+    if len(eval_set.runs) != 1:
+        raise SystemExit(f"{args.evalset} has {len(eval_set.runs)} runs; this script reports "
+                         "on one (`freshwiki eval-set run` runs them all)")
+    planned = dataclasses.replace(eval_set.runs[0], **overrides)
+    # The model under test is also the configured one, as before, so the default judge is
+    # chosen for it whatever this machine's configuration says.
+    settings = load_settings({"model": planned.model} if planned.model else {}).settings
+    eval_set = dataclasses.replace(eval_set, runs=(planned,))
     started = time.perf_counter()
-    summary = asyncio.run(run_evaluation(
-        "wikicontradict", system=args.system, model=args.model, judge=args.judge,
-        templates=templates, limit=args.limit, settings=settings, console=err))
+    [done] = asyncio.run(run_eval_set(eval_set, settings=settings, console=err))
+    summary = done.summary
     seconds = time.perf_counter() - started
+    model = planned.model or settings.model
+    templates = list(planned.templates or TEMPLATES)
     with ResultsStore(default_results_path(settings)) as store:
         run = store.load_run(summary.info.run_id)
-    label = f"{args.system}/{args.model}"
+    label = f"{planned.system}/{model}"
     label_files = args.labels or list(DEFAULT_LABELS)
     labels = read_labels(label_files)
     judge = summary.info.config.get("judge")
     result = {
-        "run_id": summary.info.run_id, "model": args.model, "system": args.system,
-        "judge": judge, "templates": templates, "questions": args.limit,
+        "run_id": summary.info.run_id, "model": model, "system": planned.system,
+        "judge": judge, "templates": templates, "questions": planned.limit,
         "items": summary.items, "complete": summary.complete,
         "failures": len(summary.failures), "seconds_this_call": round(seconds, 1),
         "means": [{"template": m.template, "scorer": m.scorer, "mean": m.mean, "n": m.n,
