@@ -24,11 +24,14 @@ store, so re-running the same command continues where it stopped):
    has one, else the default corpus of ~10k real Wikipedia leads, built on first use: a few
    minutes, once). ``--corpus FILE`` ingests a topic file and builds ``main`` from it first
    (used for quick checks on a small corpus).
-4. For every dataset: ``zero-shot``, ``search-agent`` and ``search-agent`` with
-   ``control=true``, the benchmark's default phrasings (the paper's ``manual`` and
-   ``r1``..``r4``; ``--templates p1,p2,p3,p4,p5`` for our older ones), model ``--model`` (default
-   ``local:qwen2.5-coder-1.5b``), no judge. The control runs after the search agent so the
-   partner samples' queries and summaries come from the response cache.
+4. The runs of the eval set ``experiments/evalsets/hellofresh.toml`` (``--evalset``
+   another): ``zero-shot``, ``search-agent`` and ``search-agent`` with ``control=true`` on the
+   notes, the benchmark's default phrasings (the paper's ``manual`` and ``r1``..``r4``;
+   ``--templates p1,p2,p3,p4,p5`` for our older ones), model ``--model`` (default: the file's,
+   ``local:qwen2.5-coder-1.5b``), no judge; the same three on each edits dataset of step 2.
+   Systems outermost, so the control runs after the search agent and the partner samples'
+   queries and summaries come from the response cache. ``freshwiki eval-set run`` on the file
+   makes the notes runs alone.
 5. ``report.html`` / ``report.md`` of all runs in ``--out``: per run the accuracy by template
    and period; the HelloFresh section with accuracy/precision/recall/F1 and CIs per phrasing
    and vote, per period, the ranking-consistency figure (Kendall τ-b), the deployment
@@ -42,6 +45,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import os
 import random
@@ -56,23 +60,24 @@ from _provenance import data_provenance, write_result
 from freshwiki.changes.notes import build_balanced, filter_notes, load_notes, write_jsonl
 from freshwiki.config import load_settings
 from freshwiki.evaluation import (
+    EvalSet,
+    EvalSetResult,
+    PlannedRun,
     ResultsStore,
     RunResults,
+    check_eval_set,
     default_results_path,
-    run_evaluation,
+    load_eval_set,
+    run_eval_set,
     write_report,
 )
 from freshwiki.retrieval import has_index
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS_PATH = ROOT / "experiments" / "results" / "hellofresh_run.json"
+EVALSET = ROOT / "experiments" / "evalsets" / "hellofresh.toml"
 DATA = load_settings().settings.data_dir
 EXE = Path(sys.executable).with_name("freshwiki")
-SYSTEMS: tuple[tuple[str, str, dict[str, object]], ...] = (
-    ("zero-shot", "zero-shot", {}),
-    ("search-agent", "search-agent", {}),
-    ("control", "search-agent", {"control": True}),
-)
 err = Console(stderr=True)
 
 
@@ -143,38 +148,47 @@ def constructed_edits(home: Path, articles: int, per_label: int) -> Path | None:
     return subsample(path, small, per_label)
 
 
-async def evaluate_all(datasets: list[tuple[str, str, Path]], model: str, limit: int | None,
-                       index: str | None, systems: list[str], templates: list[str] | None,
-                       rows: list[dict[str, object]]) -> list[str]:
-    run_ids = []
-    # Systems outermost: the cheap zero-shot runs finish on every dataset before the
-    # search agent starts, so a run cut short still has one regime complete everywhere.
-    for label, system, options in SYSTEMS:
-        if label not in systems:
+def plan(eval_set: EvalSet, datasets: list[tuple[str, str, Path]], args: argparse.Namespace,
+         ) -> EvalSet:
+    """The eval set's notes runs, repeated on every other dataset, with the flags applied.
+
+    Each run of the file names its regime (``meta.regime``); a dataset other than the notes
+    gets a copy of each with its benchmark and path. Systems stay outermost (the file's run
+    order), datasets inner.
+    """
+    regimes = [x for x in args.systems.split(",") if x]
+    templates = tuple(x for x in args.templates.split(",") if x) or None
+    runs: list[PlannedRun] = []
+    for run in eval_set.runs:
+        if run.meta.get("regime") not in regimes:
             continue
         for name, benchmark, path in datasets:
-            opts = dict(options)
-            if system == "search-agent" and index:
-                opts["index"] = index
-            started = time.perf_counter()
-            summary = await run_evaluation(
-                benchmark, system=system, model=model, judge=None, limit=limit,
-                templates=templates, options=opts,
-                benchmark_options={"path": str(path)}, label=f"{name} · {label}",
-                console=err)
-            acc = ", ".join(f"{m.template} {m.mean:.2f}" for m in summary.means)
-            err.print(f"{name} · {label}: run {summary.info.run_id}, {summary.complete}/"
-                      f"{summary.items} complete, {len(summary.failures)} failed, "
-                      f"{time.perf_counter() - started:.0f} s; accuracy {acc}")
-            run_ids.append(summary.info.run_id)
-            rows.append({
-                "dataset": name, "benchmark": benchmark, "system": label,
-                "run_id": summary.info.run_id, "model": model,
-                "means": [{"template": m.template, "accuracy": m.mean, "n_scored": m.n,
-                           "n_total": m.n_total, "accuracy_failures_incorrect":
-                           m.mean_with_failures} for m in summary.means],
-                "seconds": round(time.perf_counter() - started, 1)})
-    return run_ids
+            options = dict(run.options)
+            if run.system == "search-agent" and args.index:
+                options["index"] = args.index
+            changed = {"benchmark": benchmark, "options": options,
+                       "benchmark_options": {**run.benchmark_options, "path": str(path)},
+                       "meta": {**run.meta, "dataset": name}}
+            if args.model:
+                changed["model"] = args.model
+            if args.limit is not None:
+                changed["limit"] = args.limit
+            if templates is not None:
+                changed["templates"] = templates
+            runs.append(dataclasses.replace(run, **changed))
+    return dataclasses.replace(eval_set, runs=tuple(runs))
+
+
+def row(done: EvalSetResult, seconds: float) -> dict[str, object]:
+    """One run in the result file (the schema the README's table is rendered from)."""
+    summary = done.summary
+    return {"dataset": done.planned.meta["dataset"], "benchmark": done.planned.benchmark,
+            "system": done.planned.meta["regime"], "run_id": summary.info.run_id,
+            "model": summary.info.model,
+            "means": [{"template": m.template, "accuracy": m.mean, "n_scored": m.n,
+                       "n_total": m.n_total, "accuracy_failures_incorrect":
+                       m.mean_with_failures} for m in summary.means],
+            "seconds": round(seconds, 1)}
 
 
 def main() -> int:
@@ -183,7 +197,10 @@ def main() -> int:
                         help="FRESHWIKI_HOME for datasets, index, cache and runs "
                         "[default: the configured home]")
     parser.add_argument("--out", type=Path, default=Path("hellofresh-report"))
-    parser.add_argument("--model", default="local:qwen2.5-coder-1.5b")
+    parser.add_argument("--evalset", type=Path, default=EVALSET,
+                        help="eval-set file with the notes runs (default: %(default)s)")
+    parser.add_argument("--model", default=None,
+                        help="override the eval set's model (local:qwen2.5-coder-1.5b)")
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--articles", type=int, default=40,
                         help="articles of the constructed edit histories")
@@ -206,7 +223,7 @@ def main() -> int:
         os.environ["FRESHWIKI_HOME"] = str(args.home)
     settings = load_settings().settings
     home = settings.home
-    err.print(f"home {home}; model {args.model}; limit {args.limit}")
+    err.print(f"home {home}; model {args.model or 'from the eval set'}; limit {args.limit}")
 
     if args.corpus and not has_index(settings, "main"):
         cli("corpus", "ingest", *map(str, args.corpus))
@@ -220,12 +237,24 @@ def main() -> int:
     if not args.no_real_edits:
         datasets.append(("edits (real)", "hellofresh-edits", real_edits(home)))
 
+    eval_set = plan(load_eval_set(args.evalset, settings=settings), datasets, args)
+    check_eval_set(eval_set, settings=settings)  # every run checked before the first starts
     started = time.perf_counter()
     rows: list[dict[str, object]] = []
-    run_ids = asyncio.run(evaluate_all(
-        datasets, args.model, args.limit, args.index,
-        [x for x in args.systems.split(",") if x],
-        [x for x in args.templates.split(",") if x] or None, rows))
+    clock = [started]
+
+    def done(result: EvalSetResult) -> None:
+        now = time.perf_counter()
+        rows.append(row(result, now - clock[0]))
+        s = result.summary
+        acc = ", ".join(f"{m.template} {m.mean:.2f}" for m in s.means)
+        err.print(f"{s.info.label}: run {s.info.run_id}, {s.complete}/{s.items} complete, "
+                  f"{len(s.failures)} failed, {now - clock[0]:.0f} s; accuracy {acc}")
+        clock[0] = now
+
+    finished = asyncio.run(run_eval_set(eval_set, settings=settings, console=err,
+                                        on_done=done))
+    run_ids = [r.summary.info.run_id for r in finished]
     with ResultsStore(default_results_path(settings)) as store:
         results: list[RunResults] = [store.load_run(r) for r in run_ids]
     html, md = write_report(results, args.out)

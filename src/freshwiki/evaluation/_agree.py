@@ -145,13 +145,14 @@ def read_labels(path: Path) -> list[LabelRow]:
     Raises:
         LabelsError: the file is missing, or a line is not a JSON object with string
             ``sample_id``, ``template`` and ``label`` (the message names file and line), or
-            two lines label the same answer for the same scorer differently.
+            two lines label the same answer (same text, or no text given) for the same scorer
+            differently.
     """
     if not path.is_file():
         raise LabelsError(f"no labels file {path}",
                           hint="give a JSONL file, one {sample_id, template, label} a line.")
     rows: list[LabelRow] = []
-    seen: dict[tuple[str, str, str], LabelRow] = {}
+    seen: dict[tuple[str, str, str, str | None], LabelRow] = {}
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
             continue
@@ -174,7 +175,10 @@ def read_labels(path: Path) -> list[LabelRow]:
         row = LabelRow(data["sample_id"], data["template"], data["label"],
                        scorer=data.get("scorer", ""), response=data.get("response"),
                        labeller=data.get("labeller", ""), line=number)
-        key = (row.sample_id, row.template, row.scorer)
+        # Several answers to one prompt may be labelled (from several models' runs), each with
+        # the text read; only the same text labelled twice must agree.
+        text = None if row.response is None else " ".join(row.response.split())
+        key = (row.sample_id, row.template, row.scorer, text)
         if key in seen and seen[key].label != row.label:
             raise LabelsError(f"{path}:{number}: {row.sample_id}/{row.template} is labelled "
                               f"{row.label!r} here and {seen[key].label!r} at line "
