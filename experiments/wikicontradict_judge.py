@@ -38,6 +38,17 @@ and the label shares per producing model (as the paper's Table 4 sets human agai
 
 The judges run with a temporary ``FRESHWIKI_HOME`` and no response cache, so every call is a
 real generation, one judge model loaded at a time. Nothing is asserted: the script reports.
+
+Why this is not ``freshwiki runs agree``: that command compares the verdicts a run stored with
+labels, and these verdicts are in no run. The handwritten set's responses were written by a
+person, not produced by a system; the real set's responses come from several runs (their ids
+are in the labels file, in a store that is not in the repository) and are each judged here by
+a judge chosen per producing model, plus a second judge, none of them the run's own. The
+labels files are already in the ``runs agree`` format (``sample_id``, ``template``, ``label``,
+``response``, ``labeller``), so for a run that holds those answers ``freshwiki runs agree RUN
+--labels validation/real_labels.jsonl --scorer wikicontradict-judge`` gives that run's judge's
+figures. Making this script a caller needs the answers as a run: a system that replays the
+labelled responses, so that the runner stores them and scores them with the chosen judge.
 """
 
 from __future__ import annotations

@@ -25,6 +25,11 @@ Printed and written (``results/wikicontradict_judge_heldout.json``): per half, p
 and pooled, accuracy, Cohen's kappa and precision / recall of *correct* (Wilson intervals) for
 the judge before, the judge after and the deterministic matcher (unchanged, so out of sample
 on both halves).
+
+Each figure is ``freshwiki runs agree RUN --labels FILE --scorer NAME`` on the labels of one
+half and template (:func:`freshwiki.evaluation.agree`, Wilson at z = 1.96 as the file has
+always held, an undefined precision or recall written 0.0 and an undefined kappa 1.0 as
+before); the script only chooses the labels: those both runs scored, on the text read.
 """
 
 from __future__ import annotations
@@ -36,10 +41,17 @@ from pathlib import Path
 from typing import Any
 
 from _provenance import data_provenance, write_result
-from freshwiki.benchmarks.wikicontradict import HumanLabel, agreement_report
 from freshwiki.config import load_settings
-from freshwiki.evaluation import ResultsStore, default_results_path
-from wikicontradict_run import DEFAULT_LABELS, read_labels, same_text
+from freshwiki.evaluation import (
+    LabelRow,
+    ResultsStore,
+    RunAgreement,
+    RunResults,
+    agree,
+    default_results_path,
+    read_labels,
+)
+from wikicontradict_run import DEFAULT_LABELS, same_text
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "experiments" / "results"
@@ -47,21 +59,28 @@ HALVES = {"development (items 0-20, in sample for the choice)": (0, 20),
           "held out (items 21-41, out of sample)": (21, 41)}
 JUDGE = "wikicontradict-judge"
 MATCH = "wikicontradict-match"
-CLASSES = ["correct", "incorrect"]
 
 
-def _item(label: HumanLabel) -> int:
+def _item(label: LabelRow) -> int:
     return int(label.sample_id.split("-")[1])
 
 
-def _row(gold: list[str], predicted: list[str]) -> dict[str, Any]:
-    report = agreement_report(gold, predicted, CLASSES).to_json()
-    correct = report["per_class"]["correct"]
-    return {"n": report["n"], "hits": sum(g == p for g, p in zip(gold, predicted, strict=True)),
-            "accuracy": report["accuracy"], "kappa": report["kappa"],
-            "correct_precision": correct["precision"], "correct_recall": correct["recall"],
-            "correct_precision_ci95": correct["precision_ci95"],
-            "correct_recall_ci95": correct["recall_ci95"]}
+def _row(run: RunResults, labels: list[LabelRow], scorer: str) -> dict[str, Any]:
+    """``runs agree`` of ``scorer`` in ``run`` on ``labels``, in the file's row schema."""
+    result: RunAgreement = agree(run, labels, DEFAULT_LABELS[0].parent, scorer, z=1.96,
+                                 resamples=200)
+    correct = next((c for c in result.per_class if c.label == "correct"), None)
+
+    def pair(interval: Any) -> list[float] | None:
+        return None if interval is None else [interval.low, interval.high]
+
+    return {"n": result.n, "hits": sum(result.matrix[i][i] for i in range(len(result.classes))),
+            "accuracy": result.accuracy,
+            "kappa": 1.0 if result.kappa is None else result.kappa,
+            "correct_precision": (correct.precision if correct else None) or 0.0,
+            "correct_recall": (correct.recall if correct else None) or 0.0,
+            "correct_precision_ci95": pair(correct.precision_ci if correct else None),
+            "correct_recall_ci95": pair(correct.recall_ci if correct else None)}
 
 
 def main() -> int:
@@ -79,7 +98,7 @@ def main() -> int:
     settings = load_settings().settings
     with ResultsStore(default_results_path(settings)) as store:
         before, after = store.load_run(args.before), store.load_run(after_id)
-    labels = read_labels(list(DEFAULT_LABELS))
+    labels = [row for path in DEFAULT_LABELS if path.is_file() for row in read_labels(path)]
 
     def verdicts(run: Any) -> tuple[dict[tuple[str, str, str], str], dict[tuple[str, str], str]]:
         return ({(i.sample_id, i.template, i.scorer): i.label for i in run.items},
@@ -92,13 +111,13 @@ def main() -> int:
         key = (h.sample_id, h.template)
         scored = all((*key, scorer) in table for table, scorer in (
             (b_labels, JUDGE), (a_labels, JUDGE), (a_labels, MATCH)))
-        if scored and all(key in t and same_text(t[key], h.response)
-                          for t in (b_text, a_text)):
+        if scored and h.response is not None and all(
+                key in t and same_text(t[key], h.response) for t in (b_text, a_text)):
             kept.append(h)
         else:
             left_out.append(f"{h.sample_id}/{h.template}")  # not scored, or another text
-    scorers = {"judge before": (b_labels, JUDGE), "judge after (today)": (a_labels, JUDGE),
-               "matcher": (a_labels, MATCH)}
+    scorers = {"judge before": (before, JUDGE), "judge after (today)": (after, JUDGE),
+               "matcher": (after, MATCH)}
 
     halves: dict[str, Any] = {}
     for half, (low, high) in HALVES.items():
@@ -109,10 +128,8 @@ def main() -> int:
         templates = sorted({h.template for h in mine}, key=float)
         for template in [*templates, "pooled"]:
             chosen = [h for h in mine if template in ("pooled", h.template)]
-            gold = [h.label for h in chosen]
-            per[template] = {name: _row(gold, [table[(h.sample_id, h.template, scorer)]
-                                               for h in chosen])
-                             for name, (table, scorer) in scorers.items()}
+            per[template] = {name: _row(run, chosen, scorer)
+                             for name, (run, scorer) in scorers.items()}
         halves[half] = per
 
     for half, per in halves.items():

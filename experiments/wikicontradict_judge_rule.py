@@ -20,6 +20,12 @@ Cohen's kappa against the labels for the rule as measured (the rule in force whe
 written), today's rule and the matcher, over all 180 responses, template 5 alone, and per
 producing model. Decoding was greedy, so a stored verdict is what the same judge would say
 again with the same prompt and weights; the file records the commit its verdicts came from.
+
+Why this is not ``freshwiki runs agree``: the verdicts it scores are stored in
+``wikicontradict_judge_real.json`` by ``wikicontradict_judge.py`` (which judges the labelled
+answers outside the runner), not in a run, and the figure is of a rule that picks one of
+several judges per producing model, which no single run holds. It becomes a caller once those
+verdicts are runs (see ``wikicontradict_judge.py``).
 """
 
 from __future__ import annotations

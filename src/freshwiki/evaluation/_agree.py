@@ -200,8 +200,8 @@ def classifying_scorers(run: RunResults) -> list[str]:
 
 
 def agree(run: RunResults, labels: Sequence[LabelRow], labels_path: Path,
-          scorer: str | None = None, *, resamples: int = 10_000,
-          seed: int = 0) -> RunAgreement:
+          scorer: str | None = None, *, resamples: int = 10_000, seed: int = 0,
+          z: float | None = None) -> RunAgreement:
     """Compare ``scorer``'s labels in ``run`` with ``labels`` (see the module docstring).
 
     Args:
@@ -212,6 +212,8 @@ def agree(run: RunResults, labels: Sequence[LabelRow], labels_path: Path,
             scorer.
         resamples: Bootstrap resamples for the kappa and F1 intervals.
         seed: Bootstrap seed (fixed: the same command gives the same interval).
+        z: The Wilson intervals' normal quantile (default: exact for 95 %; ``1.96`` repeats
+            figures computed with the rounded value).
 
     Raises:
         LabelsError: no scorer given and the run has several (or none) that classify, the
@@ -259,12 +261,12 @@ def agree(run: RunResults, labels: Sequence[LabelRow], labels_path: Path,
             hint="labels match by sample_id and template; is it the run that was labelled?")
     labellers = tuple(sorted({r.labeller for r in labels if r.labeller}))
     return _measure(run_id, scorer, labels_path, labellers, gold, predicted, no_verdict,
-                    differs, other, resamples, seed)
+                    differs, other, resamples, seed, z)
 
 
 def _measure(run_id: str, scorer: str, labels_path: Path, labellers: tuple[str, ...],
              gold: list[str], predicted: list[str], no_verdict: list[str], differs: list[str],
-             other: int, resamples: int, seed: int) -> RunAgreement:
+             other: int, resamples: int, seed: int, z: float | None) -> RunAgreement:
     classes = tuple(sorted({*gold, *predicted}))
     order, matrix = confusion(gold, predicted, labels=classes)
     n = len(gold)
@@ -298,14 +300,14 @@ def _measure(run_id: str, scorer: str, labels_path: Path, labellers: tuple[str, 
         per_class.append(ClassAgreement(
             label=label, support=tp + fn, predicted=tp + fp, precision=counts.precision,
             recall=counts.recall, f1=counts.f1,
-            precision_ci=wilson_ci(tp, tp + fp) if tp + fp else None,
-            recall_ci=wilson_ci(tp, tp + fn) if tp + fn else None,
+            precision_ci=wilson_ci(tp, tp + fp, z=z) if tp + fp else None,
+            recall_ci=wilson_ci(tp, tp + fn, z=z) if tp + fn else None,
             f1_ci=paired_bootstrap_ci(n, f1s(code[label]), resamples=resamples, seed=seed)
             if counts.f1 is not None else None))
     defined = [c.f1 for c in per_class if c.f1 is not None]
     return RunAgreement(
         run_id=run_id, scorer=scorer, labels_path=labels_path, labellers=labellers, n=n,
-        accuracy=hits / n, accuracy_ci=wilson_ci(hits, n),
+        accuracy=hits / n, accuracy_ci=wilson_ci(hits, n, z=z),
         kappa=kappa_from_matrix(matrix),
         kappa_ci=paired_bootstrap_ci(n, kappas, resamples=resamples, seed=seed),
         classes=order, matrix=matrix, per_class=tuple(per_class),
