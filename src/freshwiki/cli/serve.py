@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -29,6 +30,9 @@ def serve(
         "wikichat).")] = None,
     chat: Annotated[bool, typer.Option(
         help="Serve the chat API and page (--no-chat: search only, no model loaded).")] = True,
+    leaderboard_from: Annotated[Path | None, typer.Option(
+        "--leaderboard-from", help="Build /leaderboard from the run bundles in this folder "
+        "(e.g. experiments/runs) instead of the runs store.")] = None,
 ) -> None:
     """Serve the HTTP API, chat page and leaderboard: `/`, `/v1/chat/completions`, `/leaderboard`.
 
@@ -71,7 +75,7 @@ def serve(
         uvicorn.run(create_app(settings, index=index, index_name=served, engine=engine,
                                model_name=settings.model if chat else "",
                                on_shutdown=[llm.aclose] if llm is not None else (),
-                               host=host),
+                               host=host, leaderboard_from=leaderboard_from),
                     host=host, port=port, log_level="warning", timeout_keep_alive=KEEP_ALIVE_S)
     finally:
         index.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI
@@ -30,6 +31,7 @@ def create_app(
     model_name: str = "",
     on_shutdown: Sequence[Callable[[], Awaitable[None]]] = (),
     host: str = "127.0.0.1",
+    leaderboard_from: Path | None = None,
 ) -> FastAPI:
     """Build the app around an already loaded index (and, for chat, an engine).
 
@@ -50,6 +52,8 @@ def create_app(
             must run on the server's own event loop).
         host: The address the server listens on: requests may name it as their host (see
             :class:`~freshwiki.serve._guard.RequestGuard` for every check at the door).
+        leaderboard_from: Build ``/leaderboard`` from the run bundles in this folder
+            (``freshwiki serve --leaderboard-from``) instead of the runs store.
     """
     store = ConversationStore.open(settings)
 
@@ -70,7 +74,7 @@ def create_app(
     install_chat(app, ChatService(engine, store, model_name or "freshwiki",
                                   queue=settings.chat_queue))
     install_page(app)
-    install_leaderboard(app, settings)
+    install_leaderboard(app, settings, leaderboard_from)
     hosts = {*LOOPBACK_NAMES, *_listed(settings.allowed_hosts)}
     if host not in ("0.0.0.0", "::", ""):
         hosts.add(host)

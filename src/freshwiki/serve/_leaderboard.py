@@ -8,6 +8,12 @@ rebuilding per request. Builds go to ``HOME/serve/leaderboard/<key>/`` and are n
 in place: a request is answered from a complete build, old or new. One lock serialises
 builds; a request that arrives during one waits for it rather than starting a second.
 
+With ``freshwiki serve --leaderboard-from DIR`` the site is built from the run bundles in
+``DIR`` instead (the files ``freshwiki runs export`` writes, e.g. the repository's
+``experiments/runs``), read into a throw-away store, and rebuilt when a bundle is added,
+removed or changed (names, sizes and modification times); the server's own runs store is not
+read.
+
 The routes sit behind the same :class:`~freshwiki.serve._guard.RequestGuard` as the API
 (host, origin, API key), and only files of the built site are served: a path that resolves
 outside it, or to anything but a page, its Markdown twin or the JSON numbers, is a 404.
@@ -28,7 +34,14 @@ from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, Resp
 from freshwiki import __version__
 from freshwiki.config import Settings
 from freshwiki.errors import FreshwikiError
-from freshwiki.evaluation import ResultsStore, default_results_path, load_runs, write_site
+from freshwiki.evaluation import (
+    ResultsStore,
+    bundle_files,
+    bundle_store,
+    default_results_path,
+    load_runs,
+    write_site,
+)
 
 PREFIX = "/leaderboard"
 _TYPES = {".html": "text/html; charset=utf-8", ".md": "text/markdown; charset=utf-8",
@@ -43,13 +56,21 @@ class LeaderboardPages:
 
     Args:
         settings: ``settings.home`` holds the runs store and the builds.
+        bundles: Build from the run bundles in this folder instead of the runs store.
     """
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, bundles: Path | None = None) -> None:
+        self.bundles = bundles
         self.store_path = default_results_path(settings)
         self.root = settings.home / "serve" / "leaderboard"
         self._lock = threading.Lock()
         self._current: tuple[str, Path] | None = None
+
+    def _bundles_key(self) -> tuple[str, list[Path]]:
+        assert self.bundles is not None
+        files = bundle_files(self.bundles)
+        state = "|".join(f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in files)
+        return "bundles|" + state, files
 
     def _key(self) -> tuple[str, ResultsStore | None]:
         if not self.store_path.exists():  # no store yet: a page saying so, no store made
@@ -69,6 +90,8 @@ class LeaderboardPages:
             FreshwikiError: the runs store cannot be read (e.g. written by a newer freshwiki).
         """
         with self._lock:
+            if self.bundles is not None:
+                return self._bundles_site()
             state, store = self._key()
             try:
                 key = hashlib.sha256(f"{__version__}|{state}".encode()).hexdigest()[:16]
@@ -85,6 +108,18 @@ class LeaderboardPages:
             self._prune(keep=target)
             return target
 
+    def _bundles_site(self) -> Path:
+        state, files = self._bundles_key()
+        key = hashlib.sha256(f"{__version__}|{state}".encode()).hexdigest()[:16]
+        target = self.root / key
+        if self._current is None or self._current[0] != key or not target.is_dir():
+            if not target.is_dir():
+                with bundle_store(files) as store:  # every bundle checked before any is read
+                    write_site(load_runs(store), target)
+            self._current = (key, target)
+            self._prune(keep=target)
+        return target
+
     def _prune(self, keep: Path) -> None:
         """Remove older builds (only whole build folders; temporary ones belong to writers)."""
         for child in self.root.iterdir():
@@ -92,9 +127,12 @@ class LeaderboardPages:
                 shutil.rmtree(child, ignore_errors=True)
 
 
-def install_leaderboard(app: FastAPI, settings: Settings) -> None:
-    """Serve the leaderboard at ``/leaderboard/`` (``/leaderboard`` redirects there)."""
-    pages = LeaderboardPages(settings)
+def install_leaderboard(app: FastAPI, settings: Settings, bundles: Path | None = None) -> None:
+    """Serve the leaderboard at ``/leaderboard/`` (``/leaderboard`` redirects there).
+
+    ``bundles``: build it from the run bundles in this folder, not the runs store.
+    """
+    pages = LeaderboardPages(settings, bundles)
     app.state.leaderboard = pages
 
     @app.get(PREFIX, include_in_schema=False)
