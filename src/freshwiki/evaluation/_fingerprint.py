@@ -20,8 +20,8 @@ in an installed wheel, so the fingerprint is taken from the source itself:
 
 **What is left out, and why.** Reference labels kept beside a benchmark (WikiContradict's
 ``validation/*labels*.jsonl``) are read only to measure how well a scorer agrees with people
-(agreement analysis: κ and per-class scores of a scorer against people); no system or scorer reads them while a run
-responds or scores. Fingerprinting them made correcting one human label start every
+(κ, per-class precision and recall); no system or scorer reads them while a run responds or
+scores. Fingerprinting them made correcting one human label start every
 WikiContradict run anew, so files named ``*labels*`` are excluded by name. The rule is a name
 pattern, not a folder, so a label file moved elsewhere stays out, and it is narrow on purpose:
 templates (``*.j2``), schemas, word lists and instruction files never match it, so every file

@@ -169,7 +169,10 @@ def dataset_identity(config: Mapping[str, Any]) -> tuple[str, str, str]:
         ident = {str(k): v for k, v in dataset.items() if k != "path"}
     canonical = json.dumps(ident, sort_keys=True, separators=(",", ":"), default=str)
     fingerprint = hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:12]
-    path = dataset.get("path")
+    # Runs from before paths left the identity record the path in ``dataset``; newer ones
+    # beside it, under ``data_location``.
+    location = config.get("data_location")
+    path = dataset.get("path") or (location.get("path") if isinstance(location, Mapping) else None)
     content = (dataset.get("series") or dataset.get("dataset_hash") or dataset.get("sha256")
                or "")
     return fingerprint, Path(str(path)).name if path else "", str(content)[:12]

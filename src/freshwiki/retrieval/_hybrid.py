@@ -369,6 +369,7 @@ class HybridIndex:
         self._bm25.save(gen / "bm25")
         self._dense.save(gen / "dense")
         self._table.save(gen / "table")
+        content = self._next_content()
         manifest = {
             "format": FORMAT_VERSION,
             "generation": generation,
@@ -376,13 +377,13 @@ class HybridIndex:
             "embedder": {"name": self.embedder_name, "dimension": self._dense.dimension},
             "config": dataclasses.asdict(self.config),
             "saved_at": dt.datetime.now(dt.UTC).isoformat(),
-            "content": self._next_content(),
+            "content": content,
         }
         tmp = self.directory / f"{MANIFEST}.tmp"
         tmp.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
         os.replace(tmp, self.directory / MANIFEST)
         self._generation = generation
-        self._content = manifest["content"]
+        self._content = content
         for old in self.directory.glob("gen-*"):
             if old != gen:
                 shutil.rmtree(old, ignore_errors=True)
