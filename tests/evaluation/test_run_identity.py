@@ -525,3 +525,46 @@ def test_the_same_set_up_in_two_checkouts_at_different_paths_has_the_same_run_id
     assert [k for k in edited["identity"]["prompts"]
             if edited["identity"]["prompts"][k] != first["identity"]["prompts"][k]] == [
         "freshwiki/benchmarks/wikicontradict/templates/two_passages.j2"]
+
+
+# ------------------------------------------------------------------------------ runs diff
+
+
+def test_runs_diff_says_a_location_is_no_reason_and_index_content_is_one() -> None:
+    import datetime as dt
+
+    from freshwiki.evaluation import RunInfo, diff_runs
+
+    def info(run_id: str, config: dict[str, Any]) -> RunInfo:
+        now = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+        return RunInfo(run_id=run_id, benchmark="b", system="rag", model="m", config=config,
+                       code_version="v", model_hashes={}, created_at=now, updated_at=now)
+
+    old = info("a", {"dataset": {"path": "/x/data.json", "sha256": "s"},
+                     "system_config": {"index": "main"}})
+    new = info("b", {"dataset": {"sha256": "s"}, "data_location": {"path": "/y/data.json"},
+                     "system_config": {"index": "main", "index_content": "d1"}})
+    rebuilt = info("c", {"dataset": {"sha256": "s"}, "data_location": {"path": "/z/data.json"},
+                         "system_config": {"index": "main", "index_content": "d2"}})
+    # An old run held the path in its identity: that is why the ids differ.
+    assert {(d.key, d.kind, d.identity) for d in diff_runs(old, new)} == {
+        ("dataset.path", "removed", True), ("system_config.index_content", "added", True),
+        ("data_location.path", "added", False)}
+    assert [(d.key, d.identity) for d in diff_runs(new, rebuilt)] == [
+        ("system_config.index_content", True), ("data_location.path", False)]
+
+
+def test_old_runs_with_paths_and_new_runs_share_a_leaderboard_board() -> None:
+    from freshwiki.evaluation._leaderboard import dataset_identity as board_dataset
+
+    old = {"dataset": {"path": "/old/home/wikicontradict.json", "sha256": "s", "samples": 3,
+                       "revisions": {"source": "/old/revisions.jsonl", "sha256": "r",
+                                     "questions": 1}}}
+    new = {"dataset": {"sha256": "s", "samples": 3,
+                       "revisions": {"sha256": "r", "questions": 1}},
+           "data_location": {"path": "/new/place/wikicontradict.json"}}
+    assert board_dataset(old)[0] == board_dataset(new)[0]
+    assert board_dataset(new)[1] == "wikicontradict.json"  # the file name is still shown
+    other = {"dataset": {"sha256": "t", "samples": 3,
+                         "revisions": {"sha256": "r", "questions": 1}}}
+    assert board_dataset(other)[0] != board_dataset(new)[0]
