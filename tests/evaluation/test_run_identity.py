@@ -249,6 +249,9 @@ def test_the_gguf_hash_is_computed_once_and_cached_by_path_size_and_mtime(
     # Without a cache file every call reads.
     models.gguf_sha256(path, None)
     assert len(reads) == 3
+    # A file past the size threshold is hashed behind a progress bar, to the same value.
+    monkeypatch.setattr(models, "PROGRESS_MIN_BYTES", 1)
+    assert models.gguf_sha256(path, None) == first and len(reads) == 4
 
 
 def test_a_gguf_that_is_a_named_model_has_the_named_models_identity(
