@@ -232,16 +232,19 @@ def test_reports_of_other_benchmarks_have_no_such_section(tmp_path: Path) -> Non
     assert "Yes/no classification" not in md_path.read_text()
 
 
-def with_dataset(results: RunResults, path: str) -> RunResults:
+def with_dataset(results: RunResults, path: str, *, located: bool = False) -> RunResults:
+    """A run on the file at ``path``, recorded as runs before (``dataset.path``) or since
+    paths left run identities (``data_location.path``, with ``located``)."""
     info: Any = results.info
-    config = {**info.config, "dataset": {"path": path, "sha256": "x"}}
+    config = ({**info.config, "dataset": {"sha256": "x"}, "data_location": {"path": path}}
+              if located else {**info.config, "dataset": {"path": path, "sha256": "x"}})
     return RunResults(info=RunInfo(**{**info.__dict__, "config": config}), items=results.items)
 
 
 def test_runs_on_different_datasets_are_analysed_apart(tmp_path: Path) -> None:
     runs = [with_dataset(run("r1", "zero-shot"), "/d/real.jsonl"),
-            with_dataset(run("r2", "search-agent"), "/d/constructed.jsonl"),
-            with_dataset(run("r3", "control"), "/d/real.jsonl")]
+            with_dataset(run("r2", "search-agent"), "/d/constructed.jsonl", located=True),
+            with_dataset(run("r3", "control"), "/d/real.jsonl", located=True)]
     analyses = analyse(runs, ["a", "b", "c"], resamples=100)
     assert [(x.dataset, [r.label for r in x.runs]) for x in analyses] == [
         ("/d/real.jsonl", ["a", "c"]), ("/d/constructed.jsonl", ["b"])]

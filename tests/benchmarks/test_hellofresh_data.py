@@ -66,7 +66,8 @@ def test_real_notes_load_by_default_from_home(notes_home: Path, settings: Settin
     assert first.input == " ".join(raw[0]["summary"].split())
     assert first.metadata["vote_total"] == raw[0]["votes"]["total"]
     assert first.metadata["source"] == {"title": None, "sites": ["twitter.com", "x.com"]}
-    assert bench.describe()["samples"] == 42 and bench.describe()["path"] == str(notes_home)
+    assert bench.describe()["samples"] == 42 and "path" not in bench.describe()
+    assert bench.data_location() == {"path": str(notes_home)}  # shown, not in the identity
 
 
 def test_vote_quartiles_follow_the_vote_counts(notes_home: Path, settings: Settings) -> None:

@@ -52,8 +52,9 @@ def test_options_are_checked_and_recorded(settings: Settings) -> None:
     system = load_system("grounded", llm, settings, {"mode": "wikichat", "k": "8", "index": "x"})
     # wikichat refines with feedback (WikiChat's stage 7) and writes its stage-2 summaries with
     # the model, as the paper does, unless told otherwise.
+    # Index "x" is not built: its content is unknown (None) until it is.
     assert system.describe() == {"mode": "wikichat", "k": 8, "index": "x",
-                                 "refine": "feedback", "facts": "llm"}
+                                 "index_content": None, "refine": "feedback", "facts": "llm"}
     plain = load_system("grounded", llm, settings, {"mode": "wikichat", "refine": "plain",
                                                      "facts": "extractive"})
     assert (plain.describe()["refine"], plain.describe()["facts"]) == ("plain", "extractive")

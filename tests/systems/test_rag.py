@@ -13,7 +13,7 @@ from freshwiki.benchmarks import Sample, Task
 from freshwiki.config import Settings
 from freshwiki.llm import LLM, Message
 from freshwiki.llm.backends.scripted import ScriptedBackend
-from freshwiki.retrieval import HybridIndex, default_index_dir
+from freshwiki.retrieval import HybridIndex, default_index_dir, index_content
 from freshwiki.systems import SystemSetupError, load_system, read_options
 from freshwiki.systems.rag import RagSystem, context_messages
 
@@ -83,8 +83,10 @@ async def test_the_named_index_is_loaded_once_lazily_and_closed(
     monkeypatch.setattr(HybridIndex, "load", counting_load)
     backend = ScriptedBackend(["a", "b", "c"])
     system = load_system("rag", LLM(backend), settings, {"k": "2", "index": "mini"})
-    assert system.describe() == {"k": 2, "index": "mini", "time": "none"}
-    assert loads == []  # building the system is instant
+    # The copy is identified by its content, the same as the folder it was copied from.
+    assert system.describe() == {"k": 2, "index": "mini", "time": "none",
+                                 "index_content": index_content(mini_index_dir)["digest"]}
+    assert loads == []  # building and describing the system load nothing
     outputs = await asyncio.gather(*(system.respond(task(q)) for q in (
         "Who is Geoffrey Zakarian?", "What is a Rat Terrier?", "What is lobar pneumonia?")))
     assert loads == [default_index_dir(settings, "mini")]

@@ -50,7 +50,9 @@ def test_labelling_rule(kind: str, outcome: str, label: str | None) -> None:
 def _info(model_spec: str = "scripted:x") -> RunInfo:
     return RunInfo(run_id=RUN, benchmark="growover", system="ralm", model=model_spec,
                    config={"templates": ["qa"], "scorers": ["growover-hit"], "limit": None,
-                           "model_spec": model_spec},
+                           "model_spec": model_spec, "benchmark_options": {"kind": "qa"},
+                           # Options that only locate data sit outside the run's identity.
+                           "data_location": {"options": {"path": "/data/growover"}}},
                    code_version="t", model_hashes={"model": "fake"}, created_at=NOW,
                    updated_at=NOW)
 
@@ -227,11 +229,13 @@ def test_train_gate_command_prints_counts_and_both_reports(
     from freshwiki.evaluation import default_results_path
     from freshwiki.systems.rilm import CertaintyGate
 
+    built_with: list[Any] = []
+
     class Prompts:
         """Stands in for PairPrompts, which would open the GrowOVER dataset."""
 
-        def __init__(self, *_: Any) -> None:
-            pass
+        def __init__(self, *args: Any) -> None:
+            built_with.append(args[1:])
 
         def __call__(self, example: Example) -> list[Message]:
             return _prompt(example)
@@ -252,6 +256,8 @@ def test_train_gate_command_prints_counts_and_both_reports(
     assert "snapshot 2015-12" in result.output and "unchanged hit" in result.output
     assert "changed hit" in result.output and "unused" in result.output
     assert "trained on 7 pairs" in result.output
+    # The benchmark is rebuilt from the run's options, the locating ones included.
+    assert built_with == [("growover", {"kind": "qa", "path": "/data/growover"})]
     assert "later snapshots 2016-06 (out of sample): 3 pairs" in result.output
     assert "--option gate=" in result.output
     gate = CertaintyGate.load(out)

@@ -300,8 +300,12 @@ def train_gate_command(
     def prompt_for(example: Example) -> list[Message]:
         nonlocal prompts
         if prompts is None:
+            # Options that only locate the data (path, name) are kept apart from the run's
+            # identity, under data_location; the benchmark needs both to be rebuilt.
+            location = info.config.get("data_location") or {}
             prompts = PairPrompts(settings, info.benchmark,
-                                  dict(info.config.get("benchmark_options") or {}))
+                                  {**(info.config.get("benchmark_options") or {}),
+                                   **(location.get("options") or {})})
         return prompts(example)
 
     def progress(done: int, total: int) -> None:

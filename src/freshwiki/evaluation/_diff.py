@@ -16,8 +16,9 @@ from typing import Any
 from freshwiki.evaluation._types import RunInfo
 
 _WORK_KEYS = frozenset({"templates", "scorers", "limit", "breakdowns", "model_spec",
-                        "judge_spec"})
-"""Config keys that describe the work set or how the user spelled a model, not identity."""
+                        "judge_spec", "data_location"})
+"""Config keys that describe the work set, how the user spelled a model or where the data
+was read from (``data_location``: paths, which are never identity), not identity."""
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,19 @@ in an installed wheel, so the fingerprint is taken from the source itself:
   never reach the tree), so rewording documentation does not start a new run; changing a
   statement does.
 * **Prompts and data beside the code.** Every non-Python file in the folders of those modules
-  (Jinja2 prompt templates, JSON schemas, word lists), hashed byte for byte.
+  (Jinja2 prompt templates, JSON schemas, word lists, instruction files), hashed byte for
+  byte, except files that cannot change an output or a score (:data:`NOT_RUN_INPUTS`).
+
+**What is left out, and why.** Reference labels kept beside a benchmark (WikiContradict's
+``validation/*labels*.jsonl``) are read only to measure how well a scorer agrees with people
+(κ, per-class precision and recall); no system or scorer reads them while a run responds or
+scores. Fingerprinting them made correcting one human label start every
+WikiContradict run anew, so files named ``*labels*`` are excluded by name. The rule is a name
+pattern, not a folder, so a label file moved elsewhere stays out, and it is narrow on purpose:
+templates (``*.j2``), schemas, word lists and instruction files never match it, so every file
+that does decide outputs is still fingerprinted (``tests/evaluation/test_fingerprint.py``
+checks the whole package against that). A file that must decide scores should not be named
+``*labels*``.
 
 The result maps each module and each file to a short digest, so ``freshwiki runs diff`` can
 say *which* module or prompt differs between two runs, not only that something does.
@@ -24,6 +36,7 @@ say *which* module or prompt differs between two runs, not only that something d
 from __future__ import annotations
 
 import ast
+import fnmatch
 import hashlib
 import sys
 from collections.abc import Iterable, Mapping
@@ -36,6 +49,11 @@ DIGEST_LENGTH = 16
 """Hex digits kept per module or file: 64 bits, plenty to tell versions apart."""
 
 _SKIP_SUFFIXES = frozenset({".py", ".pyc", ".pyo", ".so", ".pyd", ".typed"})
+
+NOT_RUN_INPUTS: tuple[str, ...] = ("*labels*",)
+"""File-name patterns (:func:`fnmatch.fnmatch`, case-sensitive) of files beside the code that
+decide no output or score: reference labels read only for agreement analysis (see the module
+docstring). Matching files are left out of the fingerprint."""
 
 
 @dataclass(frozen=True)
@@ -195,5 +213,11 @@ def _data_files(folder: Path) -> Iterable[Path]:
             if entry.name.startswith((".", "__pycache__")) or (entry / "__init__.py").exists():
                 continue
             yield from _data_files(entry)
-        elif entry.suffix not in _SKIP_SUFFIXES and not entry.name.startswith("."):
+        elif (entry.suffix not in _SKIP_SUFFIXES and not entry.name.startswith(".")
+              and not is_not_run_input(entry.name)):
             yield entry
+
+
+def is_not_run_input(name: str) -> bool:
+    """Whether a file called ``name`` is left out of the fingerprint (:data:`NOT_RUN_INPUTS`)."""
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in NOT_RUN_INPUTS)

@@ -151,11 +151,23 @@ SERIES_KEYS = ("series", "kind", "templates")
 """What identifies a snapshot series' dataset on a board (see :func:`dataset_identity`)."""
 
 
+_LOCATION_KEYS = frozenset({"path", "data_dir", "source"})
+"""Keys that said where data lived in runs stored before paths left run identities (the
+dataset's path, simulated chat's ``data_dir``, WikiContradict's ``revisions.source``): left
+out of a board's dataset fingerprint, so old and new runs on the same data share a board."""
+
+
+def _without_locations(value: Mapping[str, Any]) -> dict[str, Any]:
+    return {str(k): _without_locations(v) if isinstance(v, Mapping) else v
+            for k, v in value.items() if k not in _LOCATION_KEYS}
+
+
 def dataset_identity(config: Mapping[str, Any]) -> tuple[str, str, str]:
     """``(fingerprint, file name, content hash)`` of the dataset a run config records.
 
-    The fingerprint covers everything recorded but the path; ``("", "", "")`` when the config
-    records no dataset (such runs share one board per benchmark, marked as unrecorded).
+    The fingerprint covers everything recorded but where the data lived
+    (:data:`_LOCATION_KEYS`); ``("", "", "")`` when the config records no dataset (such runs
+    share one board per benchmark, marked as unrecorded).
     """
     dataset = config.get("dataset")
     if not isinstance(dataset, Mapping) or not dataset:
@@ -166,10 +178,13 @@ def dataset_identity(config: Mapping[str, Any]) -> tuple[str, str, str]:
         # build answer the same questions per snapshot and share a board.
         ident = {str(k): v for k, v in dataset.items() if k in SERIES_KEYS}
     else:
-        ident = {str(k): v for k, v in dataset.items() if k != "path"}
+        ident = _without_locations(dataset)
     canonical = json.dumps(ident, sort_keys=True, separators=(",", ":"), default=str)
     fingerprint = hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:12]
-    path = dataset.get("path")
+    # Runs from before paths left the identity record the path in ``dataset``; newer ones
+    # beside it, under ``data_location``.
+    location = config.get("data_location")
+    path = dataset.get("path") or (location.get("path") if isinstance(location, Mapping) else None)
     content = (dataset.get("series") or dataset.get("dataset_hash") or dataset.get("sha256")
                or "")
     return fingerprint, Path(str(path)).name if path else "", str(content)[:12]

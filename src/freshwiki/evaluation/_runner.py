@@ -10,6 +10,13 @@ starts a new one (``freshwiki runs diff A B`` says what differs). The chosen tem
 ``--limit`` and scorer names are *not* part of it: they only widen the work set, so
 ``--limit 40`` after ``--limit 20`` continues the same run and adds 20 samples.
 
+"Same set-up" means same *content*, wherever it lives: data files by their content hash, an
+index by the digest of its passages and embedder, a GGUF file by its sha256, a served model by
+what its server reports (``/v1/models``) plus an optional revision. No path or URL is part of
+the identity, so the same set-up on another machine or in another checkout gets the same run
+id. Where the data was read from is still recorded, apart from the identity, under the
+configuration's ``data_location`` (with the benchmark options that only locate data).
+
 For each sample x template of the work set the runner responds unless an output is already
 committed, commits the output at once, then runs each scorer whose score is not yet
 committed and commits each score at once (:class:`~freshwiki.evaluation._store.ResultsStore`
@@ -157,26 +164,79 @@ def code_version() -> str:
 
 
 def dataset_identity(benchmark: Benchmark) -> dict[str, Any]:
-    """What a benchmark says about its data, when it says anything.
+    """What a benchmark says about its data, when it says anything: its content, not its place.
 
     The :class:`~freshwiki.benchmarks.Benchmark` protocol does not require it; a benchmark
-    may expose ``describe()`` (a mapping, e.g. dataset path and sha256) and/or a
+    may expose ``describe()`` (a mapping, e.g. the data's sha256 and size) and/or a
     ``dataset_hash`` attribute, and both become part of the run identity, so a changed
-    dataset starts a new run.
+    dataset starts a new run. Paths are not identity (the same file elsewhere is the same
+    data): the built-in benchmarks leave them out of ``describe()``, and a top-level value
+    that is an absolute path (a plug-in's ``"path": "/data/x.jsonl"``) is moved to
+    :func:`data_location` instead.
     """
-    out: dict[str, Any] = {}
-    describe = getattr(benchmark, "describe", None)
-    if callable(describe):
-        out.update(dict(describe()))
-    digest = getattr(benchmark, "dataset_hash", None)
-    if digest is not None:
-        out["dataset_hash"] = digest
+    return _split_dataset(benchmark)[0]
+
+
+def data_location(benchmark: Benchmark,
+                  benchmark_options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Where the benchmark's data was read from: recorded with a run, outside its identity.
+
+    The benchmark's ``data_location()`` (when it has one), absolute paths taken out of its
+    ``describe()``, and the options it names in ``location_options`` (``path``,
+    ``data_dir``...), whose data the content hashes already identify.
+    """
+    out = dict(_split_dataset(benchmark)[1])
+    locate = getattr(benchmark, "data_location", None)
+    if callable(locate):
+        out.update(dict(locate()))
+    options = {k: v for k, v in (benchmark_options or {}).items()
+               if k in _location_options(benchmark)}
+    if options:
+        out["options"] = options
     return out
 
 
+def _location_options(benchmark: Benchmark) -> frozenset[str]:
+    return frozenset(getattr(benchmark, "location_options", ()) or ())
+
+
+def _split_dataset(benchmark: Benchmark) -> tuple[dict[str, Any], dict[str, Any]]:
+    identity: dict[str, Any] = {}
+    location: dict[str, Any] = {}
+    describe = getattr(benchmark, "describe", None)
+    if callable(describe):
+        for key, value in dict(describe()).items():
+            if isinstance(value, str | Path) and Path(value).is_absolute():
+                location[str(key)] = str(value)
+            else:
+                identity[key] = value
+    digest = getattr(benchmark, "dataset_hash", None)
+    if digest is not None:
+        identity["dataset_hash"] = digest
+    return identity, location
+
+
 def llm_identity(llm: LLM) -> str:
-    """``backend:model_id``: the weights' hash for local models, URL + name for servers."""
-    return f"{llm.backend.name}:{llm.backend.model_id}"
+    """``backend:identity``: a local model's weights, a served model's server report.
+
+    The weights' sha256 for local models; for served ones what the server reports, once
+    :meth:`~freshwiki.llm.LLM.identity` has asked it (``evaluate`` does, through
+    :func:`resolve_identities`). Before that, a served model falls back to its cache key
+    (name and URL).
+    """
+    known = getattr(llm.backend, "identity", None)
+    return f"{llm.backend.name}:{known if isinstance(known, str) else llm.backend.model_id}"
+
+
+async def resolve_identities(*llms: LLM | None) -> None:
+    """Ask every model that can say what it is (a server's ``/v1/models``) once, up front.
+
+    :func:`run_identity` is synchronous and reads what this found; :func:`evaluate` calls it
+    before computing a run's id.
+    """
+    for client in llms:
+        if client is not None:
+            await client.identity()
 
 
 def run_identity(
@@ -197,12 +257,17 @@ def run_identity(
     whose code is already covered (a benchmark's own scorers live in its package) can still
     be added to a run later without changing its id.
 
-    The simulated user of a dialogue benchmark is keyed only when there is one.
+    The simulated user of a dialogue benchmark is keyed only when there is one. Options that
+    only say where data lives (the benchmark's ``location_options``) are left out: the
+    dataset's content hash stands for them (see :func:`data_location`). Served models are
+    identified by what their server reports only after :func:`resolve_identities`.
     """
     code = fingerprint(module_names([benchmark, system, *scorers]))
+    locating = _location_options(benchmark)
     identity = {
         "benchmark": benchmark.name,
-        "benchmark_options": dict(benchmark_options or {}),
+        "benchmark_options": {k: v for k, v in (benchmark_options or {}).items()
+                              if k not in locating},
         "dataset": dataset_identity(benchmark),
         "system": system.name,
         "system_config": dict(system.describe()),
@@ -450,11 +515,13 @@ async def evaluate(
     if dialogue is not None and simulator is None:
         raise EvaluationError(f"benchmark {benchmark.name!r} is a dialogue and needs a "
                               "simulated user's model", hint="pass simulator=LLM.")
+    await resolve_identities(llm, judge, simulator if dialogue is not None else None)
     identity = run_identity(benchmark, system, llm, judge, benchmark_options,
                             simulator if dialogue is not None else None, scorers)
     run_id = make_run_id(identity)
     config = {
         **identity,
+        "data_location": data_location(benchmark, benchmark_options),
         "model_spec": model_spec,
         "judge_spec": judge_spec,
         "templates": chosen_templates,

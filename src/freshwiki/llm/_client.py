@@ -97,6 +97,18 @@ class LLM:
         """``backend:model`` for display."""
         return f"{self.backend.name}:{self.backend.model_id}"
 
+    async def identity(self) -> str:
+        """``backend:identity``: what a run id records for this model.
+
+        A local model's :attr:`~freshwiki.llm.Backend.model_id` (its weights' sha256); for a
+        backend that can say more about what it serves (an ``identify()`` coroutine, as the
+        OpenAI-compatible backend has: the server's own report, never its URL), that.
+        """
+        identify = getattr(self.backend, "identify", None)
+        if callable(identify):
+            return f"{self.backend.name}:{await identify()}"
+        return f"{self.backend.name}:{self.backend.model_id}"
+
     async def chat(
         self,
         messages: Sequence[Message],

@@ -6,8 +6,14 @@ Spec forms::
     local:/path/to/model.gguf         any GGUF file
     openai:gpt-4o-mini                OpenAI, or FRESHWIKI_OPENAI_BASE_URL when set
     openai:MODEL@http://host:8000/v1  any OpenAI-compatible server
+    openai:MODEL#REVISION@URL         the same, with a revision for the run identity
     openai-compatible:MODEL@URL       the same, spelled out
     scripted:responses.jsonl          replay recorded responses (tests only)
+
+A served model's run identity is what its server reports at ``/v1/models`` (see
+:mod:`freshwiki.llm.backends.openai_compat`), never its URL; ``#REVISION`` (after the model
+name, or at the end of the spec) adds a label of the user's for servers that report nothing
+that changes with the weights. It is not sent to the server.
 
 New backend kinds register a factory with :func:`register_backend`.
 """
@@ -19,6 +25,7 @@ from pathlib import Path
 
 from freshwiki.config import Settings, load_settings
 from freshwiki.errors import ConfigError
+from freshwiki.llm import models
 from freshwiki.llm._backend import Backend
 from freshwiki.llm._cache import ResponseCache
 from freshwiki.llm._calllog import CallLog
@@ -44,6 +51,7 @@ def _local(rest: str, settings: Settings) -> Backend:
     return LocalBackend(
         rest, models_dir=settings.models_dir, n_ctx=settings.n_ctx, n_threads=settings.n_threads,
         lookup_tokens=settings.lookup_tokens,
+        sha_cache=settings.home / "cache" / models.SHA_CACHE_FILE,
     )
 
 
@@ -55,16 +63,28 @@ def _split_url(rest: str) -> tuple[str, str | None]:
     return rest, None
 
 
+def split_revision(rest: str) -> tuple[str, str | None, str | None]:
+    """``MODEL[#REVISION][@URL][#REVISION]`` → (model, url, revision)."""
+    model, url = _split_url(rest)
+    revision: str | None = None
+    if "#" in model:
+        model, revision = model.split("#", 1)
+    elif url is not None and "#" in url:  # a URL's fragment is never sent anyway
+        url, revision = url.split("#", 1)
+    return model, url, (revision.strip() or None) if revision is not None else None
+
+
 def _openai(rest: str, settings: Settings) -> Backend:
     from freshwiki.llm.backends.openai_compat import OpenAICompatibleBackend
 
-    model, url = _split_url(rest)
+    model, url, revision = split_revision(rest)
     return OpenAICompatibleBackend(
         model,
         base_url=url or settings.openai_base_url,
         api_key=settings.openai_api_key,
         timeout_s=settings.timeout,
         concurrency=settings.http_concurrency,
+        revision=revision,
     )
 
 

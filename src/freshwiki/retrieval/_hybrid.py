@@ -48,7 +48,9 @@ the filter; see :mod:`freshwiki.retrieval._dense` for how FAISS honours that.
 On disk, a folder holds ``index.json`` (the manifest: settings, passage count, the current
 generation), ``passages.sqlite`` (the passage table) and one ``gen-NNNNNN`` folder with the
 BM25, dense and table arrays. :meth:`HybridIndex.save` writes a new generation and then
-replaces the manifest atomically, so a crash mid-save leaves the previous index intact.
+replaces the manifest atomically, so a crash mid-save leaves the previous index intact. The
+manifest also carries the index's content digest (:mod:`freshwiki.retrieval._content`), which
+run identities record instead of the index's name or path (:func:`index_content`).
 """
 
 from __future__ import annotations
@@ -69,6 +71,14 @@ import numpy as np
 from freshwiki.config import Settings, load_settings
 from freshwiki.records import Passage
 from freshwiki.retrieval._bm25 import BM25Index, Hits
+from freshwiki.retrieval._content import (
+    EMPTY_CHAIN,
+    cached_content,
+    content_record,
+    embedder_identity,
+    embedder_weights,
+    extend_chain,
+)
 from freshwiki.retrieval._dense import DenseIndex
 from freshwiki.retrieval._embed import Embedder
 from freshwiki.retrieval._errors import IndexNotFoundError, RetrievalError
@@ -170,6 +180,31 @@ def default_index_dir(settings: Settings, name: str = "main") -> Path:
     return settings.home / "indexes" / name
 
 
+def index_content(directory: Path) -> dict[str, Any]:
+    """The content record of the index saved in ``directory``; its ``digest`` identifies it.
+
+    Read from the manifest, where :meth:`HybridIndex.save` writes it; for an index saved
+    before manifests carried one, computed once from the passage table and cached beside the
+    manifest (:func:`~freshwiki.retrieval._content.cached_content`). Never loads the index.
+
+    Raises:
+        IndexNotFoundError: ``directory`` holds no saved index.
+    """
+    path = directory / MANIFEST
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError as exc:
+        raise IndexNotFoundError(
+            f"no index in {directory} (no {MANIFEST})",
+            hint="build one first with HybridIndex.build(passages, directory).",
+        ) from exc
+    manifest = json.loads(raw)
+    content = manifest.get("content")
+    if isinstance(content, dict) and "digest" in content:
+        return dict(content)
+    return cached_content(directory, raw, manifest, directory / TABLE_DB)
+
+
 def _batches(items: Iterable[Passage], size: int) -> Iterator[list[Passage]]:
     iterator = iter(items)
     while batch := list(islice(iterator, size)):
@@ -206,6 +241,7 @@ class HybridIndex:
         self._table = table
         self._embedder = embedder
         self._generation = generation
+        self._content: dict[str, Any] | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -311,6 +347,8 @@ class HybridIndex:
             embedder=embedder,
             generation=generation,
         )
+        content = manifest.get("content")
+        index._content = dict(content) if isinstance(content, dict) else None
         if not len(index._bm25) == len(index._dense) == len(index._table) == manifest[
             "passages"
         ]:
@@ -331,6 +369,7 @@ class HybridIndex:
         self._bm25.save(gen / "bm25")
         self._dense.save(gen / "dense")
         self._table.save(gen / "table")
+        content = self._next_content()
         manifest = {
             "format": FORMAT_VERSION,
             "generation": generation,
@@ -338,14 +377,42 @@ class HybridIndex:
             "embedder": {"name": self.embedder_name, "dimension": self._dense.dimension},
             "config": dataclasses.asdict(self.config),
             "saved_at": dt.datetime.now(dt.UTC).isoformat(),
+            "content": content,
         }
         tmp = self.directory / f"{MANIFEST}.tmp"
         tmp.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
         os.replace(tmp, self.directory / MANIFEST)
         self._generation = generation
+        self._content = content
         for old in self.directory.glob("gen-*"):
             if old != gen:
                 shutil.rmtree(old, ignore_errors=True)
+
+    def _next_content(self) -> dict[str, Any]:
+        """The content record of what is about to be saved, extending the saved chain."""
+        previous = self._content
+        count = len(self)
+        if previous is not None and int(previous.get("passages", -1)) <= count:
+            start, chain = int(previous["passages"]), str(previous["passages_chain"])
+        else:
+            start, chain = 0, EMPTY_CHAIN
+        chain = extend_chain(self._table.path, chain, start, count)
+        if self._embedder is not None:
+            weights = getattr(self._embedder, "weights_identity", None)
+            embedder = embedder_identity(self._embedder.name, self._dense.dimension,
+                                         weights() if callable(weights) else None)
+        elif previous is not None:
+            embedder = dict(previous["embedder"])
+        else:
+            embedder = embedder_identity(Embedder.name, self._dense.dimension, embedder_weights())
+        return content_record(count, chain, embedder, dataclasses.asdict(self.config))
+
+    @property
+    def content(self) -> dict[str, Any]:
+        """What this index holds, as recorded at its last save (see :func:`index_content`)."""
+        if self._content is None:
+            self._content = index_content(self.directory)
+        return self._content
 
     def close(self) -> None:
         """Close the passage table (not the embedder, which the caller may share)."""

@@ -6,7 +6,9 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from freshwiki.errors import FreshwikiError
-from freshwiki.retrieval._default_corpus import open_search_index
+from freshwiki.retrieval._default_corpus import open_search_index, resolve_index_name
+from freshwiki.retrieval._errors import IndexNotFoundError
+from freshwiki.retrieval._hybrid import default_index_dir, index_content
 
 if TYPE_CHECKING:
     from freshwiki.config import Settings
@@ -42,6 +44,25 @@ class LazyIndex:
                 except FreshwikiError as exc:
                     raise self.open_failed(exc) from exc
             return self._index
+
+    def content_digest(self) -> str | None:
+        """The digest of what the index holds (:func:`~freshwiki.retrieval.index_content`).
+
+        What a run identity records instead of the index's name: a rebuilt index gets a new
+        digest, the same index in another folder the same one. Read from the index's manifest
+        without loading it, so describing a system stays cheap. ``None`` while the index is not
+        built (a named index that is missing stops the run at its first search anyway; the
+        default corpus's index is built then, so a first run on a fresh home records ``None``
+        and the next one the digest).
+        """
+        if self._index is not None:
+            return str(self._index.content["digest"])
+        directory = default_index_dir(self._settings,
+                                      resolve_index_name(self._settings, self.name))
+        try:
+            return str(index_content(directory)["digest"])
+        except IndexNotFoundError:
+            return None
 
     def open_failed(self, error: FreshwikiError) -> Exception:
         """The exception to raise when opening fails (subclasses name who needed it)."""

@@ -117,8 +117,13 @@ class GroundedSystem:
         self._index = LazyIndex("grounded", settings, index_name)
 
     def describe(self) -> Mapping[str, Any]:
-        """Mode, k, index and (wikichat) refine and facts: what decides the pipeline's calls."""
-        described: dict[str, Any] = {"mode": self.mode, "k": self.k, "index": self.index_name}
+        """Mode, k, index (name and content digest) and (wikichat) refine and facts.
+
+        What decides the pipeline's calls; the index's content digest makes a rebuilt index
+        start a new run.
+        """
+        described: dict[str, Any] = {"mode": self.mode, "k": self.k, "index": self.index_name,
+                                     "index_content": self._index.content_digest()}
         if self.mode == "wikichat":
             described["refine"] = self.refine
             described["facts"] = self.facts

@@ -105,8 +105,13 @@ class RagSystem:
         self._index = LazyIndex("rag", settings, index_name, index)
 
     def describe(self) -> Mapping[str, Any]:
-        """k, index name and time intent: what decides which passages the model sees."""
-        return {"k": self.k, "index": self.index_name, "time": self.time_intent}
+        """k, index (name and content digest) and time intent: what decides the passages.
+
+        The digest (:meth:`~freshwiki.retrieval.LazyIndex.content_digest`) makes a rebuilt
+        index start a new run, and the same index in another folder keep its run.
+        """
+        return {"k": self.k, "index": self.index_name,
+                "index_content": self._index.content_digest(), "time": self.time_intent}
 
     async def respond(self, task: Task) -> Output:
         """Search for ``task.query``, then one chat call with the passages in context."""

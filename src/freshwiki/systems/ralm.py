@@ -74,9 +74,17 @@ class RalmSystem:
         self._fallback = LazyIndex(name, settings, index_name) if index_name else None
 
     def describe(self) -> Mapping[str, Any]:
-        """The number of passages and the fallback index: what decides what the model sees."""
-        return {"k": self.k, "index": self.index_name or "per-sample snapshot index",
-                "method": self.method}
+        """The number of passages and the fallback index: what decides what the model sees.
+
+        A fallback index is identified by its content digest too; per-sample snapshot indexes
+        are built from the dataset's snapshots, whose content the benchmark's identity holds.
+        """
+        described: dict[str, Any] = {
+            "k": self.k, "index": self.index_name or "per-sample snapshot index",
+            "method": self.method}
+        if self._fallback is not None:
+            described["index_content"] = self._fallback.content_digest()
+        return described
 
     async def _index(self, task: Task) -> HybridIndex:
         path = task.sample.metadata.get("index")

@@ -199,8 +199,9 @@ class WikipediaIndexBackend:
         self._index = LazyIndex("search-agent", settings, index_name, index)
 
     def describe(self) -> Mapping[str, Any]:
-        """The index name (rebuilding an index under the same name is not detected)."""
-        return {"backend": self.name, "index": self.index_name}
+        """The index's name and content digest: a rebuilt index starts a new run."""
+        return {"backend": self.name, "index": self.index_name,
+                "index_content": self._index.content_digest()}
 
     async def search(self, query: str, k: int, *, exclude: Exclusion = NO_EXCLUSION) -> list[Doc]:
         """Top ``k`` passages for ``query``, none from an excluded article."""

@@ -93,15 +93,23 @@ class GrowOver:
                   "prompts": manifest.get("prompts"), "seed": manifest.get("seed")}
         self.series = hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:16]
 
+    location_options: tuple[str, ...] = ("path", "name")
+    """Options that only say where the dataset lives; ``dataset_hash`` and ``series``
+    identify it by content instead."""
+
+    def data_location(self) -> Mapping[str, str]:
+        """The dataset folder: shown with a run, not part of its identity."""
+        return {"path": str(self.dataset.root)}
+
     def describe(self) -> Mapping[str, Any]:
-        """Dataset folder, kind, snapshots and the templates' hash (editing one starts a run).
+        """Kind, snapshots and the templates' hash (editing one starts a run); no path.
 
         ``series`` names the build (sources' content, generating model, prompts, seed) apart
         from which snapshots a run takes, and ``snapshot_hashes`` each snapshot's content: a
         run on the later snapshots only and a run on all of them are on the same dataset,
         which a leaderboard needs to know to rank them together.
         """
-        return {"path": str(self.dataset.root), "kind": self.kind,
+        return {"kind": self.kind,
                 "snapshots": [s.label for s in self.snapshot_infos],
                 **({"per_type": self.per_type, "seed": self.seed}
                    if self.per_type is not None else {}),

@@ -108,10 +108,22 @@ class HelloFresh:
         self.breakdowns: tuple[str, ...] = (
             ("period", "vote_quartile") if kind == "notes" else ("period", "user_type"))
 
+    location_options: tuple[str, ...] = ("path",)
+    """Options that only say where the data lives; its content hash identifies it instead."""
+
     def describe(self) -> Mapping[str, Any]:
-        """What identifies the data (and the control pairing), for the run's configuration."""
-        return {"path": str(self.path), "sha256": self.sha256, "samples": len(self._samples),
+        """What identifies the data (and the control pairing), for the run's identity.
+
+        The file is named by its content hash, never its path, so the same file elsewhere (a
+        second checkout, another machine) is the same data; the path is in
+        :meth:`data_location`.
+        """
+        return {"sha256": self.sha256, "samples": len(self._samples),
                 "control_seed": self.control_seed, **self._options}
+
+    def data_location(self) -> Mapping[str, str]:
+        """Where the data was read from: shown with a run, not part of its identity."""
+        return {"path": str(self.path)}
 
     def samples(self) -> Iterator[Sample]:
         """Every item in file order (the dataset builders write them by time)."""

@@ -77,9 +77,16 @@ class SimulatedChat:
         shape every output and score: editing one starts a new run instead of resuming an old
         one whose first conversations were held differently.
         """
-        return {"data_dir": str(self.data_dir), "turns": self.turns,
-                "index": self.index.name, "topics": len(self._samples),
+        return {"turns": self.turns, "index": self.index.name,
+                "index_content": self.index.content_digest(), "topics": len(self._samples),
                 "prompts": prompts_hash()}
+
+    location_options: tuple[str, ...] = ("data_dir",)
+    """Options that only say where the topic files live (``dataset_hash`` covers them)."""
+
+    def data_location(self) -> Mapping[str, str]:
+        """Where the topics were read from: shown with a run, not part of its identity."""
+        return {"data_dir": str(self.data_dir)}
 
     def samples(self) -> Iterator[Sample]:
         """Topics interleaved head, tail, recent (seeded; see ``_topics``)."""

@@ -124,21 +124,29 @@ class WikiContradict:
         return cls(path, load_wikicontradict(path, expected=expected), revisions,
                    selection=selection)
 
-    def describe(self) -> Mapping[str, Any]:
-        """What identifies the data, for the run's configuration.
+    location_options: tuple[str, ...] = ("path", "revisions")
+    """Options that only say where data lives (``revisions=none`` shows in the revisions'
+    content: no hash, no questions); content hashes identify the data instead."""
 
-        The selection is named only when there is one, so runs over the whole file keep the
-        configuration (and run id) they had before selections existed.
+    def describe(self) -> Mapping[str, Any]:
+        """What identifies the data, for the run's identity: content hashes, never paths.
+
+        The same files in another checkout or on another machine are the same data, so
+        neither the dataset's path nor the revisions file's is here (:meth:`data_location`
+        has them). The selection is named only when there is one.
         """
         described: dict[str, Any] = {
-            "path": str(self.path), "sha256": self.sha256, "samples": len(self._samples),
-            "revisions": {"source": self.revisions.source, "sha256": self.revisions.sha256,
-                          "questions": len(self._revised)},
+            "sha256": self.sha256, "samples": len(self._samples),
+            "revisions": {"sha256": self.revisions.sha256, "questions": len(self._revised)},
         }
         if self.selection is not None:
             described["selection"] = {"sample": self.selection.size,
                                       "seed": self.selection.seed}
         return described
+
+    def data_location(self) -> Mapping[str, str]:
+        """Where the data was read from: shown with a run, not part of its identity."""
+        return {"path": str(self.path), "revisions": self.revisions.source}
 
     def applies(self, sample: Sample, template: str) -> bool:
         """Whether ``template`` is asked of ``sample``.

@@ -58,16 +58,26 @@ def _close_loaded_models() -> None:
 PROMPT_CACHE_BYTES = 1 << 30
 
 
-def resolve_model_path(name_or_path: str, models_dir: Path) -> tuple[Path, str]:
-    """Map a ``local:`` spec to (verified file, model identity for cache keys)."""
+def resolve_model_path(name_or_path: str, models_dir: Path,
+                       sha_cache: Path | None = None) -> tuple[Path, str]:
+    """Map a ``local:`` spec to (verified file, model identity for cache keys and run ids).
+
+    A named model is ``NAME@SHA12`` (its card's sha256). A file given by path is identified
+    by its own sha256 (:func:`~freshwiki.llm.models.gguf_sha256`, cached in ``sha_cache`` by
+    path, size and mtime): ``gguf@SHA12``, or the named model's identity when the file *is* a
+    named model's weights. Not by its name, size or mtime: a moved, copied or renamed file is
+    the same model, and a file changed in place is not.
+    """
     if name_or_path in models.MODELS:
         card = models.get_card(name_or_path)
         return models.ensure_model(name_or_path, models_dir), f"{card.name}@{card.sha256[:12]}"
     if name_or_path.endswith(".gguf") or os.sep in name_or_path:
         path = models.check_gguf(Path(name_or_path).expanduser())
-        stat = path.stat()
-        # Cheap identity: a changed file gets a new identity without hashing gigabytes.
-        return path, f"{path.name}@{stat.st_size}-{stat.st_mtime_ns}"
+        digest = models.gguf_sha256(path, sha_cache)
+        for card in models.MODELS.values():
+            if card.sha256 == digest:
+                return path, f"{card.name}@{digest[:12]}"
+        return path, f"gguf@{digest[:12]}"
     models.get_card(name_or_path)  # raises the "unknown model" error with the list
     raise AssertionError("unreachable")
 
@@ -300,9 +310,9 @@ class LocalBackend:
 
     def __init__(
         self, name_or_path: str, *, models_dir: Path, n_ctx: int = 4096, n_threads: int = 0,
-        lookup_tokens: int = 0,
+        lookup_tokens: int = 0, sha_cache: Path | None = None,
     ) -> None:
-        self.path, self.model_id = resolve_model_path(name_or_path, models_dir)
+        self.path, self.model_id = resolve_model_path(name_or_path, models_dir, sha_cache)
         self.n_ctx = n_ctx
         self.n_threads = n_threads
         self.lookup_tokens = lookup_tokens

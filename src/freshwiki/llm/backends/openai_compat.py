@@ -13,14 +13,27 @@ Answer features (:meth:`OpenAICompatibleBackend.answer_features`) are ``logprob-
 vectors: the chat API cannot score a given reply, so the reply is regenerated greedily with
 ``logprobs`` and ``top_logprobs`` and summarised. For an answer this model produced greedily
 (every benchmark answer), the regeneration is the same text; the trace says whether it was.
+
+Identity (:meth:`OpenAICompatibleBackend.identify`): what a run id records for a served
+model is what the server says it serves, from ``GET /v1/models``: the entry's ``id`` and its
+stable fields (``owned_by``, vLLM's ``root`` and ``parent``, llama.cpp's ``meta``: parameter
+count, file size, vocabulary, training context), plus the revision the user names in the spec
+(``openai:MODEL#REVISION@URL``), for servers that report nothing that changes with the
+weights. ``created`` is left out: llama.cpp and vLLM report the time of the request there.
+The server's URL is never part of it: the same model served on another port or host is the
+same set-up. When ``/v1/models`` cannot be read the identity falls back to the model name
+and revision, with a warning. The response cache keys on :attr:`model_id` (name and URL) as
+before.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Sequence
+import warnings
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
+import httpx
 import openai
 
 from freshwiki.llm._errors import LLMRequestError, TransientBackendError
@@ -33,6 +46,28 @@ from freshwiki.llm._features import (
 from freshwiki.llm._types import Completion, GenerationParams, Message, Usage
 
 OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
+
+SERVED_FIELDS = ("id", "owned_by", "root", "parent", "meta")
+"""Fields of a ``/v1/models`` entry that identify the served model (see the module doc)."""
+
+IDENTIFY_TIMEOUT_S = 10.0
+
+
+def served_identity(entry: Mapping[str, Any] | None, model: str,
+                    revision: str | None) -> str:
+    """The identity string of a served model: canonical JSON, no URL.
+
+    Args:
+        entry: The server's ``/v1/models`` entry for the model (``None``: not read).
+        model: The model name the spec gives.
+        revision: The user's revision, if any.
+    """
+    ident: dict[str, Any] = (
+        {"served": {k: entry[k] for k in SERVED_FIELDS if entry.get(k) is not None}}
+        if entry is not None else {"name": model})
+    if revision:
+        ident["revision"] = revision
+    return json.dumps(ident, sort_keys=True, separators=(",", ":"), default=str)
 
 
 class OpenAICompatibleBackend:
@@ -51,10 +86,16 @@ class OpenAICompatibleBackend:
         api_key: str | None = None,
         timeout_s: float = 120.0,
         concurrency: int = 8,
+        revision: str | None = None,
     ) -> None:
         self.model = model
+        self.revision = revision or None
         self.base_url = (base_url or OPENAI_DEFAULT_URL).rstrip("/")
         self.model_id = model if base_url is None else f"{model}@{self.base_url}"
+        self.identity: str | None = None
+        """The run identity once :meth:`identify` has asked the server (``None`` before)."""
+        self._api_key = api_key or "not-needed"
+        self._timeout_s = timeout_s
         self.default_concurrency = concurrency
         self._json_mode = "json_schema"
         self._client = openai.AsyncOpenAI(
@@ -273,6 +314,43 @@ class OpenAICompatibleBackend:
             model=self.model_id,
             hint=hints.get(exc.status_code, "the server rejected the request; see its message."),
         )
+
+    async def identify(self) -> str:
+        """What the server reports serving, plus the revision: the model's run identity.
+
+        Asked once (``GET {base_url}/models``) and kept in :attr:`identity`. The entry whose
+        ``id`` is the spec's model name is used; a server that lists one model only (llama.cpp
+        serves whatever name is asked for) gives that one. When the list cannot be read or
+        has no such entry, the identity is the model name and revision, and a warning says
+        that a changed model behind the same name will not be noticed.
+        """
+        if self.identity is not None:
+            return self.identity
+        entry: Mapping[str, Any] | None = None
+        problem = ""
+        try:
+            async with httpx.AsyncClient(timeout=min(self._timeout_s, IDENTIFY_TIMEOUT_S)) as c:
+                response = await c.get(f"{self.base_url}/models",
+                                       headers={"Authorization": f"Bearer {self._api_key}"})
+            response.raise_for_status()
+            listed = response.json().get("data")
+            entries = [e for e in listed if isinstance(e, dict)] if isinstance(listed, list) else []
+            named = [e for e in entries if e.get("id") == self.model]
+            entry = named[0] if named else entries[0] if len(entries) == 1 else None
+            if entry is None:
+                problem = (f"it lists {len(entries)} models, none called {self.model!r}"
+                           if entries else "it lists no models")
+        except (httpx.HTTPError, ValueError, AttributeError) as exc:
+            problem = f"{type(exc).__name__}: {exc}"
+        if entry is None:
+            warnings.warn(
+                f"cannot read the served model's identity from {self.base_url}/models "
+                f"({problem}); the run is identified by the model name {self.model!r}"
+                + (f" and revision {self.revision!r}" if self.revision else "")
+                + " only. Name a revision (openai:MODEL#REVISION@URL) so that other weights "
+                "behind the same name start a new run.", UserWarning, stacklevel=2)
+        self.identity = served_identity(entry, self.model, self.revision)
+        return self.identity
 
     async def aclose(self) -> None:
         """Close the HTTP connection pool."""

@@ -485,10 +485,18 @@ class BenchmarkAnalysis:
 
 
 def _dataset_of(results: RunResults) -> str:
-    """The dataset file a run read (its configured path), ``""`` when not recorded."""
-    dataset = results.info.config.get("dataset")
-    path = dataset.get("path") if isinstance(dataset, Mapping) else None
-    return str(path) if path else ""
+    """The dataset file a run read (its configured path), ``""`` when not recorded.
+
+    Runs record it under ``data_location`` (paths are not part of a run's identity); runs
+    stored before that, in ``dataset``.
+    """
+    config = results.info.config
+    for key in ("dataset", "data_location"):
+        part = config.get(key)
+        path = part.get("path") if isinstance(part, Mapping) else None
+        if path:
+            return str(path)
+    return ""
 
 
 def analyse(results: Sequence[RunResults], labels: Sequence[str], *,
