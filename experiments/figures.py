@@ -284,8 +284,12 @@ def generating_commands(r: Node) -> list[str]:
     """The commands that generated the file's outputs, as far as the file records them."""
     if r.has("generated_by"):
         return [str(r.generated_by.command)]
-    if r.has("passes"):
-        return sorted({str(p["command"]) for p in r.passes.raw.values()})
+    passes = r.raw.get("passes")
+    if isinstance(passes, Mapping):
+        recorded = {str(p["command"]) for p in passes.values()
+                    if isinstance(p, Mapping) and p.get("command")}
+        if recorded:
+            return sorted(recorded)
     command = str(r.command) if r.has("command") else ""
     if command and not any(flag in command.split() for flag in REPORT_FLAGS):
         return [command]
@@ -298,9 +302,10 @@ def marks(r: Node) -> list[str]:
         return [MARK_NO_HEADER]
     out = []
     dirty = bool(r.raw.get("src_uncommitted_changes")) or bool(r.raw.get("allow_dirty"))
-    if r.has("passes"):
-        dirty = dirty or any(bool(p.get("src_uncommitted_changes"))
-                             for p in r.passes.raw.values())
+    passes = r.raw.get("passes")
+    if isinstance(passes, Mapping):
+        dirty = dirty or any(isinstance(p, Mapping) and bool(p.get("src_uncommitted_changes"))
+                             for p in passes.values())
     if dirty:
         out.append(MARK_DIRTY)
     generating = generating_commands(r)
@@ -411,11 +416,43 @@ def render_all(root: Path = ROOT, results_dir: Path | None = None,
             for page in pages}
 
 
+def audit(folder: Path = RESULTS) -> dict[str, list[str]]:
+    """Every result file with weak provenance, by kind of weakness (``--audit``).
+
+    Companion files (replies, verdicts) carry no header of their own: their summary file's
+    header covers them, so they are left out.
+    """
+    found: dict[str, list[str]] = {"uncommitted source": [], "generating command not recorded":
+                                   [], "temporary folder in the command": [],
+                                   "temporary folder, noted": [], "no provenance header": []}
+    for path in sorted(folder.glob("*.json")):
+        value = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(value, dict) or path.stem.endswith(("_replies", "_verdicts")) \
+                or "_replies_" in path.stem:
+            continue
+        node = Node(value, rel(path))
+        for mark in marks(node):
+            key = {MARK_DIRTY: "uncommitted source", MARK_UNRECORDED:
+                   "generating command not recorded", MARK_TEMP:
+                   "temporary folder in the command", MARK_NO_HEADER:
+                   "no provenance header"}[mark]
+            found[key].append(path.name)
+        if node.has("provenance_note") and TEMP_DIR.search(str(value.get("command", ""))):
+            found["temporary folder, noted"].append(path.name)
+    return found
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--check", action="store_true",
                         help="compare only; exit 1 when a page differs from its rendering")
+    parser.add_argument("--audit", action="store_true",
+                        help="list the result files whose provenance is weak, and exit")
     args = parser.parse_args(argv)
+    if args.audit:
+        for kind, names in audit().items():
+            print(f"{kind} ({len(names)}): {', '.join(names) or '-'}")
+        return 0
     try:
         rendered = render_all()
     except FigureError as exc:
