@@ -153,8 +153,26 @@ class Results:
                 value = json.loads(path.read_text(encoding="utf-8"))
             except ValueError as exc:
                 raise FigureError(f"{rel(path)}: not JSON ({exc})") from None
-            self.cache[name] = Node(value, rel(path))
+            self.cache[name] = Node(lift_meta(value), rel(path))
         return self.cache[name]
+
+    def names(self) -> list[str]:
+        """Every summary result file (stems), companions (replies, verdicts) left out."""
+        return sorted(path.stem for path in self.folder.glob("*.json")
+                      if not path.stem.endswith(("_replies", "_verdicts"))
+                      and "_replies_" not in path.stem)
+
+
+def lift_meta(value: Any) -> Any:
+    """Older scripts kept their header under ``meta``: read it as the top-level header."""
+    if not isinstance(value, dict) or "command" in value:
+        return value
+    meta = value.get("meta")
+    if not isinstance(meta, Mapping) or "command" not in meta:
+        return value
+    head = {key: meta[key] for key in ("command", "commit", "date") if key in meta}
+    head["src_uncommitted_changes"] = bool(meta.get("uncommitted_changes_in_src"))
+    return {**head, **value}
 
 
 REFERENCES = ROOT / "experiments" / "data" / "figure_references.json"
@@ -264,6 +282,12 @@ def day(date: Any) -> str:
     return f"{int(found.group(3))} {MONTHS[int(found.group(2)) - 1]} {found.group(1)}"
 
 
+def truncate_command(command: Any, width: int = 200) -> str:
+    """A command short enough for a table cell; the file holds it whole."""
+    text = " ".join(str(command).split())
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
 def count(value: Any) -> str:
     """An integer with thousands separated: ``1,359``."""
     return f"{round(_num(value)):,}"
@@ -273,7 +297,7 @@ def shares_text(data: Node) -> str:
     """``81 % constructed, 19 % real`` from the data block's shares, largest first."""
     shares = data.shares
     parts = sorted(((float(shares[k]), k) for k in ("real", "constructed", "synthetic")
-                    if float(shares[k]) > 0), reverse=True)
+                    if round(float(shares[k]) * 100) > 0), reverse=True)
     return ", ".join(f"{round(share * 100)} % {kind}" for share, kind in parts)
 
 
@@ -322,8 +346,15 @@ def data_kind(r: Node) -> str:
     if not r.has("data") or not isinstance(r.raw["data"], Mapping) or not r.data.has("shares"):
         return "data kind not recorded"
     data = r.data
-    sample = str(data.sample).split(":")[0].split(";")[0].split(".")[0].split(" (")[0]
-    return f"{shares_text(data)}; {sample}; {data.figure}"
+    figure = str(data.figure).split(" (")[0].strip()
+    return f"{shares_text(data)}; {clause(data.sample)}; {figure}"
+
+
+def clause(text: Any, words: int = 8) -> str:
+    """The first clause of a header's free text (the file holds the rest)."""
+    first = re.split(r"[:;,.(]", str(text), maxsplit=1)[0].strip()
+    cut = first.split()
+    return " ".join(cut[:words]) + ("…" if len(cut) > words else "")
 
 
 def source(*names: str, results: Results) -> str:
@@ -374,13 +405,15 @@ def environment(results: Results) -> jinja2.Environment:
                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
                              trim_blocks=True, lstrip_blocks=True, autoescape=False)
     env.filters.update(dec=dec, signed=signed, ci=ci, pct=pct, fixed=fixed, count=count,
-                       first_number=first_number, month=month, day=day)
+                       first_number=first_number, month=month, day=day,
+                       truncate_command=truncate_command)
     env.globals.update(
         result=results, reference=lambda: reference(results),
         source=lambda *names: source(*names, results=results),
         short=lambda *names: short(*names, results=results),
         report_table=lambda path, heading: md_table(results.folder / path, heading),
         shares_text=shares_text, data_kind=data_kind, marks=marks,
+        generating_commands=generating_commands, result_files=results.names,
         MINUS=MINUS)
     return env
 
@@ -430,7 +463,7 @@ def audit(folder: Path = RESULTS) -> dict[str, list[str]]:
         if not isinstance(value, dict) or path.stem.endswith(("_replies", "_verdicts")) \
                 or "_replies_" in path.stem:
             continue
-        node = Node(value, rel(path))
+        node = Node(lift_meta(value), rel(path))
         for mark in marks(node):
             key = {MARK_DIRTY: "uncommitted source", MARK_UNRECORDED:
                    "generating command not recorded", MARK_TEMP:
