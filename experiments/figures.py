@@ -34,6 +34,8 @@ from typing import Any
 
 import jinja2
 
+from freshwiki.stats import wilson_ci
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "experiments" / "results"
 TEMPLATES = ROOT / "experiments" / "figure_templates"
@@ -282,6 +284,14 @@ def day(date: Any) -> str:
     return f"{int(found.group(3))} {MONTHS[int(found.group(2)) - 1]} {found.group(1)}"
 
 
+def wilson(hits: int, n: int) -> list[float]:
+    """``[share, low, high]``: a share and its Wilson 95 % interval (``freshwiki.stats``)."""
+    interval = wilson_ci(int(hits), int(n))
+    if interval is None:
+        raise FigureError(f"a share of {hits} out of 0 items")
+    return [hits / n, interval.low, interval.high]
+
+
 def truncate_command(command: Any, width: int = 200) -> str:
     """A command short enough for a table cell; the file holds it whole."""
     text = " ".join(str(command).split())
@@ -413,7 +423,7 @@ def environment(results: Results) -> jinja2.Environment:
         short=lambda *names: short(*names, results=results),
         report_table=lambda path, heading: md_table(results.folder / path, heading),
         shares_text=shares_text, data_kind=data_kind, marks=marks,
-        generating_commands=generating_commands, result_files=results.names,
+        generating_commands=generating_commands, result_files=results.names, wilson=wilson,
         MINUS=MINUS)
     return env
 
