@@ -29,6 +29,7 @@ import json
 import re
 import sys
 from collections.abc import Iterator, Mapping, Sequence
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any
 
@@ -224,9 +225,16 @@ def dec(value: Any, places: int = 3) -> str:
     """A share as the pages write it: ``.760``, ``1.00`` (no leading zero below one)."""
     x = _num(value)
     if abs(x) >= 1 - 0.5 * 10 ** -places:
-        return f"{x:.{max(places - 1, 1)}f}".replace("-", MINUS)
-    text = f"{abs(x):.{places}f}".lstrip("0")
+        return half_up(x, max(places - 1, 1)).replace("-", MINUS)
+    text = half_up(abs(x), places).lstrip("0")
     return (MINUS if x < 0 and text.strip(".0") else "") + text
+
+
+def half_up(x: float, places: int) -> str:
+    """``x`` to ``places`` decimals, halves rounded up as a reader would round the stored
+    value (``0.835`` → ``0.84``; binary floats would give ``0.83``)."""
+    quantum = Decimal(1).scaleb(-places)
+    return str(Decimal(repr(x)).quantize(quantum, rounding=ROUND_HALF_UP))
 
 
 def signed(value: Any, places: int = 3) -> str:
@@ -248,12 +256,12 @@ def ci(values: Any, places: int = 2, sign: bool = False) -> str:
 
 def pct(value: Any, places: int = 1) -> str:
     """A share in percent without the sign: ``30.6``."""
-    return f"{_num(value) * 100:.{places}f}"
+    return half_up(_num(value) * 100, places)
 
 
 def fixed(value: Any, places: int = 1) -> str:
     """A plain decimal: ``30.6`` (a value already in percent, seconds)."""
-    return f"{_num(value):.{places}f}".replace("-", MINUS)
+    return half_up(_num(value), places).replace("-", MINUS)
 
 
 def first_number(text: Any) -> float:
@@ -296,6 +304,12 @@ def truncate_command(command: Any, width: int = 200) -> str:
     """A command short enough for a table cell; the file holds it whole."""
     text = " ".join(str(command).split())
     return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def plain(value: Any, places: int = 2) -> str:
+    """A number with at most ``places`` decimals and no trailing zeros: ``1``, ``1.96``."""
+    text = half_up(_num(value), places).rstrip("0").rstrip(".")
+    return text.replace("-", MINUS)
 
 
 def count(value: Any) -> str:
@@ -416,7 +430,7 @@ def environment(results: Results) -> jinja2.Environment:
                              trim_blocks=True, lstrip_blocks=True, autoescape=False)
     env.filters.update(dec=dec, signed=signed, ci=ci, pct=pct, fixed=fixed, count=count,
                        first_number=first_number, month=month, day=day,
-                       truncate_command=truncate_command)
+                       truncate_command=truncate_command, plain=plain)
     env.globals.update(
         result=results, reference=lambda: reference(results),
         source=lambda *names: source(*names, results=results),
