@@ -27,6 +27,7 @@ import argparse
 import difflib
 import json
 import re
+import subprocess
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from decimal import ROUND_HALF_UP, Decimal
@@ -190,6 +191,18 @@ def reference(results: Results) -> Node:
         results.cache["references"] = Node(json.loads(REFERENCES.read_text(encoding="utf-8")),
                                            rel(REFERENCES))
     return results.cache["references"]
+
+
+def from_git(commit: str, path: str) -> Node:
+    """A result file as it was at ``commit`` (history files live in git, not in the tree)."""
+    try:
+        proc = subprocess.run(["git", "-C", str(ROOT), "show", f"{commit}:{path}"],
+                              capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise FigureError(f"{commit}:{path}: git show failed ({exc})") from None
+    if proc.returncode != 0:
+        raise FigureError(f"{commit}:{path}: not in git history ({proc.stderr.strip()})")
+    return Node(json.loads(proc.stdout), f"{commit}:{path}")
 
 
 def md_table(path: Path, heading: str) -> list[dict[str, str]]:
@@ -438,6 +451,7 @@ def environment(results: Results) -> jinja2.Environment:
         report_table=lambda path, heading: md_table(results.folder / path, heading),
         shares_text=shares_text, data_kind=data_kind, marks=marks,
         generating_commands=generating_commands, result_files=results.names, wilson=wilson,
+        from_git=from_git,
         MINUS=MINUS)
     return env
 
