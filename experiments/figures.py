@@ -72,6 +72,8 @@ class Node:
         self._path = path
 
     def _child(self, key: Any) -> Any:
+        if isinstance(key, slice) and isinstance(self._value, list):
+            return Node(self._value[key], self._file, f"{self._path}[slice]")
         here = f"{self._path}.{key}" if self._path else str(key)
         value = self._value
         try:
@@ -107,10 +109,6 @@ class Node:
     def has(self, key: str) -> bool:
         """Whether the field exists (for the optional keys of older files)."""
         return isinstance(self._value, Mapping) and key in self._value
-
-    def pairs(self) -> list[tuple[Any, Any]]:
-        """The mapping's pairs, each value still strict."""
-        return [(k, self._child(k)) for k in self._value]
 
     def where(self, **match: Any) -> Node:
         """The one element of a list whose fields equal ``match`` (a table row)."""
