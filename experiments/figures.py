@@ -36,7 +36,7 @@ from typing import Any
 
 import jinja2
 
-from freshwiki.stats import wilson_ci
+from freshwiki.stats import class_scores, wilson_ci
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "experiments" / "results"
@@ -311,6 +311,23 @@ def wilson(hits: int, n: int) -> list[float]:
     return [hits / n, interval.low, interval.high]
 
 
+def per_class(items: Any, scorer: str, label: str, **match: Any) -> list[float | None]:
+    """Precision, recall and F1 of ``scorer`` on class ``label`` against the reader's labels
+    (``human``), over the file's per-item rows matching ``match`` (``freshwiki.stats``)."""
+    rows = [row for row in (items.raw if isinstance(items, Node) else items)
+            if all(row.get(k) == v for k, v in match.items())]
+    if not rows:
+        raise FigureError(f"no item rows match {match}")
+    try:
+        gold = [str(row["human"]) for row in rows]
+        said = [str(row[scorer]) for row in rows]
+    except KeyError as exc:
+        where = items._file if isinstance(items, Node) else "items"
+        raise FigureError(f"{where}: an item has no field {exc.args[0]!r}") from None
+    scores = class_scores(gold, said, label)
+    return [scores.precision, scores.recall, scores.f1]
+
+
 def truncate_command(command: Any, width: int = 200) -> str:
     """A command short enough for a table cell; the file holds it whole."""
     text = " ".join(str(command).split())
@@ -449,7 +466,7 @@ def environment(results: Results) -> jinja2.Environment:
         report_table=lambda path, heading: md_table(results.folder / path, heading),
         shares_text=shares_text, data_kind=data_kind, marks=marks,
         generating_commands=generating_commands, result_files=results.names, wilson=wilson,
-        from_git=from_git,
+        from_git=from_git, per_class=per_class,
         MINUS=MINUS)
     return env
 
@@ -460,8 +477,10 @@ def render_block(name: str, env: jinja2.Environment) -> str:
     except jinja2.TemplateNotFound:
         raise FigureError(f"{rel(TEMPLATES / (name + '.md.j2'))}: no template for block "
                           f"{name!r}") from None
-    text = template.render()
-    return text if text.endswith("\n") else text + "\n"
+    text = template.render().strip("\n")
+    # Blank lines inside the markers: Markdown would read a table or paragraph that touches
+    # an HTML comment as part of a raw HTML block.
+    return f"\n{text}\n\n"
 
 
 def render_page(text: str, env: jinja2.Environment, page: str = "") -> str:
