@@ -208,7 +208,9 @@ def md_table(path: Path, heading: str) -> list[dict[str, str]]:
     if not path.is_file():
         raise FigureError(f"{rel(path)}: report file missing")
     lines = path.read_text(encoding="utf-8").splitlines()
-    start = next((i for i, line in enumerate(lines) if line.startswith(heading)), None)
+    start = next((i for i, line in enumerate(lines) if line == heading), None)
+    if start is None:
+        start = next((i for i, line in enumerate(lines) if line.startswith(heading)), None)
     if start is None:
         raise FigureError(f"{rel(path)}: no line starting {heading!r}")
     table: list[list[str]] = []
@@ -281,6 +283,15 @@ def first_number(text: Any) -> float:
     if not found:
         raise FigureError(f"no number in report cell {text!r}")
     return float(found.group().replace(MINUS, "-"))
+
+
+def cell_interval(text: Any) -> str:
+    """A report cell ``0.227 [0.003, 0.468]`` written as the pages do: ``+.227 [.003, .468]``."""
+    found = re.findall(r"[-−]?\d*\.?\d+", str(text))
+    if len(found) != 3:
+        raise FigureError(f"not a value with an interval: {text!r}")
+    point, low, high = (float(x.replace(MINUS, "-")) for x in found)
+    return f"{signed(point)} [{dec(low)}, {dec(high)}]"
 
 
 MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
@@ -458,7 +469,8 @@ def environment(results: Results) -> jinja2.Environment:
                              trim_blocks=True, lstrip_blocks=True, autoescape=False)
     env.filters.update(dec=dec, signed=signed, ci=ci, pct=pct, fixed=fixed, count=count,
                        first_number=first_number, month=month, day=day,
-                       truncate_command=truncate_command, plain=plain)
+                       truncate_command=truncate_command, plain=plain,
+                       cell_interval=cell_interval)
     env.globals.update(
         result=results, reference=lambda: reference(results),
         source=lambda *names: source(*names, results=results),
