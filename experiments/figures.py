@@ -229,7 +229,7 @@ def md_table(path: Path, heading: str) -> list[dict[str, str]]:
 
 
 def _num(value: Any) -> float:
-    if isinstance(value, Node) or isinstance(value, bool) or not isinstance(value, (int, float)):
+    if isinstance(value, (Node, bool)) or not isinstance(value, (int, float)):
         raise FigureError(f"expected a number, got {value!r}")
     return float(value)
 
@@ -244,14 +244,16 @@ def dec(value: Any, places: int = 3) -> str:
 
 
 def half_up(x: float, places: int) -> str:
-    """``x`` to ``places`` decimals, halves rounded up as a reader would round the stored
-    value (``0.835`` → ``0.84``; binary floats would give ``0.83``)."""
+    """``x`` to ``places`` decimals, halves rounded up as a reader rounds the stored value.
+
+    ``0.835`` gives ``0.84``; Python's binary formatting would give ``0.83``.
+    """
     quantum = Decimal(1).scaleb(-places)
     return str(Decimal(repr(x)).quantize(quantum, rounding=ROUND_HALF_UP))
 
 
 def signed(value: Any, places: int = 3) -> str:
-    """A difference: ``+.067``, ``−.020``, ``.000``."""
+    """A difference: ``+.067``, ``.000``, or a negative one with a minus sign (U+2212)."""
     x = _num(value)
     text = dec(x, places)
     if x > 0 and text.strip(".0"):
@@ -323,8 +325,11 @@ def wilson(hits: int, n: int) -> list[float]:
 
 
 def per_class(items: Any, scorer: str, label: str, **match: Any) -> list[float | None]:
-    """Precision, recall and F1 of ``scorer`` on class ``label`` against the reader's labels
-    (``human``), over the file's per-item rows matching ``match`` (``freshwiki.stats``)."""
+    """Precision, recall and F1 of ``scorer`` on class ``label`` against the reader's labels.
+
+    Over the file's per-item rows matching ``match``; the reader's label is ``human``
+    (computed with ``freshwiki.stats``).
+    """
     rows = [row for row in (items.raw if isinstance(items, Node) else items)
             if all(row.get(k) == v for k, v in match.items())]
     if not rows:

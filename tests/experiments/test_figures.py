@@ -127,7 +127,7 @@ def test_unknown_block_and_unbalanced_markers_are_named() -> None:
     env = figures.environment(figures.Results())
     with pytest.raises(figures.FigureError, match="no template for block 'nosuch'"):
         figures.render_page("<!-- figures:nosuch -->\n<!-- /figures:nosuch -->\n", env, "p.md")
-    with pytest.raises(figures.FigureError, match="p.md: unbalanced figure markers"):
+    with pytest.raises(figures.FigureError, match=r"p\.md: unbalanced figure markers"):
         figures.render_page("<!-- figures:a -->\ntext\n", env, "p.md")
 
 
