@@ -344,6 +344,12 @@ def per_class(items: Any, scorer: str, label: str, **match: Any) -> list[float |
     return [scores.precision, scores.recall, scores.f1]
 
 
+def count_items(items: Any, **match: Any) -> int:
+    """How many of a file's per-item rows match ``match`` (field == value for each)."""
+    rows = items.raw if isinstance(items, Node) else items
+    return sum(1 for row in rows if all(row.get(k) == v for k, v in match.items()))
+
+
 def truncate_command(command: Any, width: int = 200) -> str:
     """A command short enough for a table cell; the file holds it whole."""
     text = " ".join(str(command).split())
@@ -483,7 +489,7 @@ def environment(results: Results) -> jinja2.Environment:
         report_table=lambda path, heading: md_table(results.folder / path, heading),
         shares_text=shares_text, data_kind=data_kind, marks=marks,
         generating_commands=generating_commands, result_files=results.names, wilson=wilson,
-        from_git=from_git, per_class=per_class,
+        from_git=from_git, per_class=per_class, count_items=count_items,
         MINUS=MINUS)
     return env
 
