@@ -481,7 +481,8 @@ def environment(results: Results) -> jinja2.Environment:
     env.filters.update(dec=dec, signed=signed, ci=ci, pct=pct, fixed=fixed, count=count,
                        first_number=first_number, month=month, day=day,
                        truncate_command=truncate_command, plain=plain,
-                       cell_interval=cell_interval, negate=lambda x: -_num(x))
+                       cell_interval=cell_interval, negate=lambda x: -_num(x),
+                       signed_int=lambda x: f"+{int(x)}" if int(x) > 0 else str(int(x)).replace("-", MINUS))
     env.globals.update(
         result=results, reference=lambda: reference(results),
         source=lambda *names: source(*names, results=results),
