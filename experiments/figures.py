@@ -362,6 +362,12 @@ def plain(value: Any, places: int = 2) -> str:
     return text.replace("-", MINUS)
 
 
+def signed_int(value: Any) -> str:
+    """A whole difference: ``+2``, ``0``, or a negative one with a minus sign."""
+    whole = round(_num(value))
+    return f"+{whole}" if whole > 0 else str(whole).replace("-", MINUS)
+
+
 def count(value: Any) -> str:
     """An integer with thousands separated: ``1,359``."""
     return f"{round(_num(value)):,}"
@@ -482,7 +488,7 @@ def environment(results: Results) -> jinja2.Environment:
                        first_number=first_number, month=month, day=day,
                        truncate_command=truncate_command, plain=plain,
                        cell_interval=cell_interval, negate=lambda x: -_num(x),
-                       signed_int=lambda x: f"+{int(x)}" if int(x) > 0 else str(int(x)).replace("-", MINUS))
+                       signed_int=signed_int)
     env.globals.update(
         result=results, reference=lambda: reference(results),
         source=lambda *names: source(*names, results=results),
