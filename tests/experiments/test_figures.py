@@ -180,3 +180,61 @@ def test_source_line_states_file_command_commit_and_data_kind() -> None:
     assert "`python experiments/chat_latency.py --questions 24`" in line
     assert "commit a5fffd4" in line
     assert "100 % constructed" in line and "measured" in line
+
+
+def test_halves_round_up_as_a_reader_rounds_the_stored_value() -> None:
+    assert figures.dec(0.835, 2) == ".84"  # binary formatting would say .83
+    assert figures.dec(0.625, 2) == ".63"
+    assert figures.fixed(30.65, 1) == "30.7"
+
+
+def test_report_cells_are_written_as_the_pages_write_them() -> None:
+    assert figures.cell_interval("0.227 [0.003, 0.468]") == "+.227 [.003, .468]"
+    assert figures.cell_interval("-0.173 [-0.386, 0.000]") == (
+        "\u2212.173 [\u2212.386, .000]")
+    with pytest.raises(figures.FigureError, match="not a value with an interval"):
+        figures.cell_interval("n/a")
+
+
+def test_per_class_scores_count_the_item_rows() -> None:
+    rows = [{"template": "5", "human": "correct", "s": "correct"},
+            {"template": "5", "human": "correct", "s": "incorrect"},
+            {"template": "5", "human": "incorrect", "s": "incorrect"},
+            {"template": "1", "human": "incorrect", "s": "correct"}]
+    # class C on template 5: 1 true positive, 0 false positives, 1 false negative
+    precision, recall, f1 = figures.per_class(rows, "s", "correct", template="5")
+    assert (precision, recall) == (1.0, 0.5)
+    assert f1 == pytest.approx(2 / 3)
+    assert figures.count_items(rows, human="incorrect") == 2
+    with pytest.raises(figures.FigureError, match="no item rows match"):
+        figures.per_class(rows, "s", "correct", template="9")
+
+
+def test_a_file_in_git_history_is_read_and_a_missing_one_named() -> None:
+    old = figures.from_git("1135578", "experiments/results/chat_latency.json")
+    assert old.systems.fast.mean_s == 20.42
+    with pytest.raises(figures.FigureError, match=r"1135578:experiments/results/nosuch\.json"):
+        figures.from_git("1135578", "experiments/results/nosuch.json")
+
+
+def test_audit_sorts_weak_files_by_what_is_weak(tmp_path: Path) -> None:
+    head = {"commit": "0123456789", "src_uncommitted_changes": False, "date": "2026-11-27"}
+    files = {
+        "clean": {**head, "command": "python experiments/x.py"},
+        "dirty": {**head, "command": "python experiments/x.py",
+                  "src_uncommitted_changes": True},
+        "tmp": {**head, "command": "python experiments/x.py --ids /tmp/ids.txt"},
+        "noted": {**head, "command": "python experiments/x.py --out /tmp/o",
+                  "provenance_note": "an output folder"},
+        "rerun": {**head, "command": "python experiments/x.py --report-only --resume"},
+        "bare": {"wall_time_s": 1},
+        "x_replies": {"replies": []},
+    }
+    for name, body in files.items():
+        (tmp_path / f"{name}.json").write_text(json.dumps(body), encoding="utf-8")
+    found = figures.audit(tmp_path)
+    assert found["uncommitted source"] == ["dirty.json"]
+    assert found["temporary folder in the command"] == ["tmp.json"]
+    assert found["temporary folder, noted"] == ["noted.json"]
+    assert found["generating command not recorded"] == ["rerun.json"]
+    assert found["no provenance header"] == ["bare.json"]
