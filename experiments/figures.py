@@ -203,6 +203,21 @@ def from_git(commit: str, path: str) -> Node:
     return Node(json.loads(proc.stdout), f"{commit}:{path}")
 
 
+def jsonl(path: str) -> list[dict[str, Any]]:
+    """The rows of a committed JSON-lines data file a figure rests on (a path in the repo)."""
+    full = ROOT / path
+    if not full.is_file():
+        raise FigureError(f"{path}: data file missing")
+    rows = []
+    for number, line in enumerate(full.read_text(encoding="utf-8").splitlines(), start=1):
+        if line.strip():
+            try:
+                rows.append(json.loads(line))
+            except ValueError as exc:
+                raise FigureError(f"{path}: line {number} is not JSON ({exc})") from None
+    return rows
+
+
 def md_table(path: Path, heading: str) -> list[dict[str, str]]:
     """The first Markdown table after the line starting with ``heading`` in a report file."""
     if not path.is_file():
@@ -496,7 +511,7 @@ def environment(results: Results) -> jinja2.Environment:
         report_table=lambda path, heading: md_table(results.folder / path, heading),
         shares_text=shares_text, data_kind=data_kind, marks=marks,
         generating_commands=generating_commands, result_files=results.names, wilson=wilson,
-        from_git=from_git, per_class=per_class, count_items=count_items,
+        from_git=from_git, per_class=per_class, count_items=count_items, jsonl=jsonl,
         MINUS=MINUS)
     return env
 
