@@ -3,7 +3,7 @@ VENV   := .venv
 STAMP  := $(VENV)/.freshwiki-installed
 Q      ?= When did the Israel–Hamas war begin, and where is it being fought?
 
-.PHONY: run chat test lint docs setup lock bench bench-server
+.PHONY: run chat test lint docs setup lock bench bench-server figures
 
 $(STAMP): pyproject.toml constraints.txt scripts/bootstrap.sh
 	bash scripts/bootstrap.sh
@@ -29,6 +29,14 @@ lint: $(STAMP)
 ## The documentation site, strict (a broken link fails), into site/: open site/index.html.
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build
+
+## Every figure of the README, docs/results.md and docs/chat.md rendered from the committed
+## result files (no model, seconds), then the leaderboard site from the committed runs.
+figures: $(STAMP)
+	$(VENV)/bin/python experiments/figures.py
+	@if [ -n "$$(find experiments/runs -name '*.jsonl.gz' 2>/dev/null | head -n 1)" ]; then \
+	  $(VENV)/bin/freshwiki leaderboard --from experiments/runs --out site/leaderboard; \
+	else echo "figures: no run bundles in experiments/runs; leaderboard not built"; fi
 
 bench: $(STAMP)
 	$(VENV)/bin/python experiments/llm_backends.py
