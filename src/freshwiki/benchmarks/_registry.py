@@ -23,12 +23,14 @@ if TYPE_CHECKING:
     from freshwiki.config import Settings
     from freshwiki.llm import LLM
 
+_CHAT = "freshwiki.benchmarks.chat_accuracy"
 _GROWOVER = "freshwiki.benchmarks.growover"
 _HELLOFRESH = "freshwiki.benchmarks.hellofresh"
 _SIMULATED = "freshwiki.benchmarks.simulated_chat"
 _CONTRADICT = "freshwiki.benchmarks.wikicontradict"
 
 BUILTIN_BENCHMARKS: Mapping[str, str] = {
+    "chat_accuracy": f"{_CHAT}:chat_accuracy_benchmark",
     "growover": f"{_GROWOVER}:growover_benchmark",
     "hellofresh-edits": f"{_HELLOFRESH}:edits_factory",
     "hellofresh-notes": f"{_HELLOFRESH}:notes_factory",
@@ -38,6 +40,8 @@ BUILTIN_BENCHMARKS: Mapping[str, str] = {
 """Built-in benchmark name -> ``"module:attr"`` of its factory."""
 
 BUILTIN_SCORERS: Mapping[str, str] = {
+    "chat-accuracy": f"{_CHAT}:labelled_scorer",
+    "chat-accuracy-rules": f"{_CHAT}:rule_scorer",
     "chat-factuality": f"{_SIMULATED}:factuality_scorer",
     "chat-informational": f"{_SIMULATED}:informational_scorer",
     "chat-natural": f"{_SIMULATED}:natural_scorer",
@@ -55,6 +59,7 @@ BUILTIN_SCORERS: Mapping[str, str] = {
 """Built-in scorer name -> ``"module:attr"`` of its factory."""
 
 BUILTIN_ANALYSES: Mapping[str, str] = {
+    "chat_accuracy": f"{_CHAT}.analysis:ChatAccuracyAnalysis",
     "growover": f"{_GROWOVER}.analysis:GrowOverAnalysis",
     "hellofresh-edits": f"{_HELLOFRESH}.analysis:HelloFreshAnalysis",
     "hellofresh-notes": f"{_HELLOFRESH}.analysis:HelloFreshAnalysis",
