@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
@@ -9,13 +10,14 @@ from typing import Any
 
 import pytest
 
+from freshwiki.benchmarks import Output, Task
 from freshwiki.benchmarks.chat_accuracy import chat_accuracy_benchmark
 from freshwiki.config import Settings
 from freshwiki.evaluation import ResultsStore, RunSummary, evaluate, export_runs, read_runs_file
 from freshwiki.llm import LLM
 from freshwiki.llm.backends.scripted import ScriptedBackend
 from freshwiki.systems.vanilla import VanillaSystem
-from tests.benchmarks.chat_accuracy.conftest import answer
+from tests.benchmarks.chat_accuracy.conftest import FALSEQA_TEXT, answer
 
 
 async def run(settings: Settings, folder: Path, store: ResultsStore,
@@ -97,3 +99,30 @@ async def test_the_same_set_elsewhere_is_the_same_run_and_an_edit_a_new_one(
     (moved / "questions.jsonl").write_text(text.replace('"2017"', '"2018"'), encoding="utf-8")
     edited, _ = await run(settings, moved, store)
     assert edited.info.run_id != first.info.run_id
+
+
+async def test_a_falseqa_question_is_never_stored(
+    settings: Settings, chat_eval: Path, falseqa_clone: Path, store: ResultsStore,
+    tmp_path: Path,
+) -> None:
+    # A system whose trace repeats the question, as rag's query and the chat's searches do.
+    class Echo(VanillaSystem):
+        async def respond(self, task: Task) -> Output:
+            output = await super().respond(task)
+            return Output(text=output.text, trace={"query": task.query,
+                                                   "chat": {"queries": [task.query + "?"]}})
+
+    llm = LLM(ScriptedBackend([answer] * 4))
+    bench = chat_accuracy_benchmark(settings, {"path": str(chat_eval), "kinds": "falseqa",
+                                               "falseqa": str(falseqa_clone)})
+    summary = await evaluate(bench, Echo(llm), llm=llm, store=store,
+                             scorers=bench.scorers(None), model_spec="scripted:test",
+                             simulator=llm)
+    output = store.get_output(summary.info.run_id, "q1", "qa")
+    assert output is not None and output.text == "I don't know."  # it was asked
+    assert output.trace["chat"]["queries"] == ["(FalseQA row 1)?"]
+    bundle = tmp_path / "q.jsonl.gz"
+    export_runs(store, bundle, [summary.info.run_id])
+    assert FALSEQA_TEXT not in gzip.decompress(bundle.read_bytes()).decode("utf-8")
+    placed = {i.scorer: i.label for i in store.load_run(summary.info.run_id).items}
+    assert placed == {"chat-accuracy-rules": "abstained", "chat-accuracy": "abstained"}

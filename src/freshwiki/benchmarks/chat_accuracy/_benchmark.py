@@ -15,6 +15,7 @@ run is scored; the script re-reads them when it reports, so labels added later c
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -147,8 +148,9 @@ class ChatAccuracy:
         seconds = time.perf_counter() - started
         trace = {**dict(answer.trace), "first_reply": first, "seconds": round(seconds, 2),
                  "system_label": system_label(respond)}
-        if task.sample.metadata.get("kind") == "falseqa" and "query" in trace:
-            trace["query"] = f"(FalseQA row {task.sample.metadata.get('falseqa_row')})"
+        if task.sample.metadata.get("kind") == "falseqa":
+            trace = _without(trace, task.sample.input,
+                             f"(FalseQA row {task.sample.metadata.get('falseqa_row')})")
         return Output(text=answer.text, usage=usage, latency_s=seconds, cache_hit=all_cached,
                       model=answer.model, trace=trace)
 
@@ -198,6 +200,21 @@ class LabelledScorer:
         return Score(value=float(placed in GOOD[item["kind"]]), label=placed,
                      explanation="by rules" if placed == ruled else "by a hand label",
                      data={"kind": item["kind"], "rule": ruled, "unread": placed == "other"})
+
+
+def _without(trace: Mapping[str, Any], text: str, stand_in: str) -> dict[str, Any]:
+    """``trace`` with every copy of ``text`` replaced by ``stand_in``.
+
+    FalseQA's question texts are read from a local clone and never stored: its repository
+    states no licence, and stored traces are exported and committed. A system's trace holds
+    the question (rag's ``query``, the chat's search queries and stage inputs).
+    """
+    if not text:
+        return dict(trace)
+    encoded = json.dumps(text, ensure_ascii=False)[1:-1]
+    stand = json.dumps(stand_in, ensure_ascii=False)[1:-1]
+    scrubbed = json.loads(json.dumps(trace, ensure_ascii=False).replace(encoded, stand))
+    return dict(scrubbed)
 
 
 def chat_accuracy_benchmark(settings: Settings, options: Mapping[str, Any]) -> ChatAccuracy:
