@@ -155,8 +155,11 @@ class ChatAccuracy:
                       model=answer.model, trace=trace)
 
     def scorers(self, judge: LLM | None) -> Sequence[Scorer]:
-        """The rules alone, and rules plus this set's hand labels (no judge needed)."""
-        return [RuleScorer(), LabelledScorer(self.labels_path)]
+        """Rules plus this set's hand labels (first: the leaderboard's headline), rules alone.
+
+        No judge is needed.
+        """
+        return [LabelledScorer(self.labels_path), RuleScorer()]
 
 
 class RuleScorer:
