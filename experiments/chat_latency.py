@@ -20,20 +20,24 @@ is answered "I don't know" without a call). Run on a quiet machine::
 
     .venv/bin/python experiments/chat_latency.py [--questions 30] [--modes checked,wikichat]
 
-Writes ``experiments/results/chat_latency.json`` (with the load average before and after).
-The default corpus index is built first if this home has none (a few minutes, once).
+Every turn is timed through the evaluation runner, as the ``chat_latency`` benchmark (which
+times the system's whole ``respond`` and stores the seconds in the output's trace): one run per
+system, stored, resumed question by question when the command is run again, exported with
+``freshwiki runs export``. The runner is called once per question and system so the order
+above still holds.
+
+Writes ``experiments/results/chat_latency.json`` (``--out``: a name there or a path; with the
+load average before and after, and the runs' ids). The default corpus index is built first if
+this home has none (a few minutes, once).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
-import statistics
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,129 +45,67 @@ from rich.console import Console
 from rich.table import Table
 
 from _provenance import data_provenance, write_result
-from freshwiki.chat import DEFAULT_K, ChatMessage, GroundedChat
-from freshwiki.config import load_settings
-from freshwiki.llm import Message, open_llm
-from freshwiki.retrieval import open_search_index
-from freshwiki.seams import Sample, Task
-from freshwiki.stats import ratio_bootstrap_ci
+from freshwiki.benchmarks.chat_latency import chat_latency_benchmark
+from freshwiki.benchmarks.chat_latency.analysis import Tally, latency_row
+from freshwiki.chat import DEFAULT_K, GroundedChat
+from freshwiki.config import Settings, load_settings
+from freshwiki.evaluation import ResultsStore, default_results_path, evaluate
+from freshwiki.llm import open_llm
+from freshwiki.retrieval import open_search_index, resolve_index_name
+from freshwiki.seams import System
+from freshwiki.systems.grounded import GroundedSystem
 from freshwiki.systems.rag import RagSystem
-from freshwiki.systems.vanilla import vanilla_messages
+from freshwiki.systems.vanilla import VanillaSystem, vanilla_messages
 
 HERE = Path(__file__).parent
-QUESTIONS = HERE / "data" / "chat_eval" / "questions.jsonl"
 RESULTS = HERE / "results" / "chat_latency.json"
 K = 5
 
 
-def questions(count: int, split: str = "test") -> list[dict[str, Any]]:
-    """The first ``count`` answerable / two-part items, head, tail and recent in turn."""
-    rows = [json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines()
-            if line.strip()]
-    usable = [r for r in rows if r["split"] == split and r["kind"] in ("answerable",
-                                                                         "two_part")]
-    by_set = {k: [r for r in usable if r["set"] == k] for k in ("head", "tail", "recent")}
-    picked: list[dict[str, Any]] = []
-    while len(picked) < count and any(by_set.values()):
-        for name in ("head", "tail", "recent"):
-            if by_set[name] and len(picked) < count:
-                picked.append(by_set[name].pop(0))
-    return picked
+async def measure(settings: Settings, options: dict[str, Any], count: int, modes: list[str],
+                  store: Path) -> tuple[dict[str, Tally], dict[str, str], int]:
+    """Every question through every system, interleaved, each turn a runner output.
 
-
-@dataclass
-class Tally:
-    """Per-turn measurements of one system."""
-
-    seconds: list[float] = field(default_factory=list)
-    first_text: list[float] = field(default_factory=list)
-    calls: list[int] = field(default_factory=list)
-    prompt_tokens: list[int] = field(default_factory=list)
-    completion_tokens: list[int] = field(default_factory=list)
-    reused_tokens: list[int] = field(default_factory=list)
-
-    def add(self, seconds: float, first_text: float | None, calls: int, prompt: int,
-            completion: int, reused: int) -> None:
-        """One turn (``first_text`` None: the text came at the end of the turn)."""
-        self.seconds.append(seconds)
-        self.first_text.append(first_text or seconds)
-        self.calls.append(calls)
-        self.prompt_tokens.append(prompt)
-        self.completion_tokens.append(completion)
-        self.reused_tokens.append(reused)
-
-    def row(self, anchor: list[float]) -> dict[str, Any]:
-        mean = statistics.fmean(self.seconds)
-        low, high = ratio_bootstrap_ci(self.seconds, anchor)
-        first_low, first_high = ratio_bootstrap_ci(self.first_text, anchor)
-        return {
-            "mean_s": round(mean, 2), "median_s": round(statistics.median(self.seconds), 2),
-            "first_text_s": round(statistics.fmean(self.first_text), 2),
-            "calls": round(statistics.fmean(self.calls), 2),
-            "prompt_tokens": round(statistics.fmean(self.prompt_tokens)),
-            "completion_tokens": round(statistics.fmean(self.completion_tokens)),
-            "reused_prompt_tokens": round(statistics.fmean(self.reused_tokens)),
-            "x_rag": round(mean / statistics.fmean(anchor), 3),
-            "x_rag_95": [round(low, 3), round(high, 3)],
-            "first_text_x_rag": round(statistics.fmean(self.first_text)
-                                      / statistics.fmean(anchor), 3),
-            "first_text_x_rag_95": [round(first_low, 3), round(first_high, 3)],
-        }
-
-
-async def measure(asked: list[str], modes: list[str], model: str | None
-                  ) -> dict[str, Tally]:
-    settings = load_settings({"model": model} if model else {}).settings
+    Returns each system's timings (question order), its run id, and the questions asked.
+    """
+    benchmark = chat_latency_benchmark(settings, options)
+    samples = list(benchmark.samples())[:count]
     index = open_search_index(settings)
-    llm = open_llm(settings.model, settings=settings, cache=False)
-    rag = RagSystem(llm, settings, k=K, index=index)
-    engines = {mode: GroundedChat(llm, index, mode=mode) for mode in modes}  # mode's own k
-    tallies = {name: Tally() for name in ("plain", "rag", *engines)}
+    index_name = resolve_index_name(settings)
+    llm = open_llm(settings.model, settings=settings, cache=False)  # timings: never cached
+    systems: dict[str, System] = {
+        "plain": VanillaSystem(llm),
+        "rag": RagSystem(llm, settings, k=K, index_name=index_name, index=index),
+        **{mode: GroundedSystem(llm, settings, mode=mode, index_name=index_name,
+                                engine=GroundedChat(llm, index, mode=mode))  # mode's own k
+           for mode in modes}}
+    templates = {name: "dated" if name == "plain" else "qa" for name in systems}
+    runs: dict[str, str] = {}
     console = Console(stderr=True)
-
-    async def plain(question: str) -> None:
-        started = time.perf_counter()
-        result = await llm.chat(vanilla_messages(question), max_tokens=512, tag="bench:plain")
-        usage = result.usage
-        tallies["plain"].add(time.perf_counter() - started, None, 1, usage.prompt_tokens,
-                             usage.completion_tokens, usage.cached_prompt_tokens)
-
-    async def retrieve_then_answer(question: str) -> None:
-        task = Task(sample=Sample(id=question, input=question), template="qa",
-                    messages=(Message.user(question),), query=question, max_tokens=512)
-        started = time.perf_counter()
-        output = await rag.respond(task)
-        usage = output.usage
-        tallies["rag"].add(time.perf_counter() - started, None, 1, usage.prompt_tokens,
-                           usage.completion_tokens, usage.cached_prompt_tokens)
-
-    async def grounded(mode: str, question: str) -> None:
-        started = time.perf_counter()
-        first = 0.0
-        stream = engines[mode].stream([ChatMessage("user", question)])
-        async for delta in stream:
-            if delta.strip() and not first:
-                first = time.perf_counter() - started
-        trace = stream.reply.trace
-        tallies[mode].add(time.perf_counter() - started, first or None, trace.llm_calls,
-                          trace.prompt_tokens, trace.completion_tokens,
-                          sum(s.cached_prompt_tokens for s in trace.stages))
-
     try:
-        # Untimed warm-up: loads the weights and the embedder.
-        await llm.chat(vanilla_messages("Hello"), max_tokens=4)
-        index.search("warm up", 1)
-        for number, question in enumerate(asked, start=1):
-            await plain(question)
-            order = ["rag", *modes] if number % 2 else [*modes, "rag"]
-            for name in order:
-                await (retrieve_then_answer(question) if name == "rag"
-                       else grounded(name, question))
-            console.print(f"[dim]{number}/{len(asked)} done[/dim]")
+        with ResultsStore(store) as results:
+            # Untimed warm-up: loads the weights and the embedder.
+            await llm.chat(vanilla_messages("Hello"), max_tokens=4)
+            index.search("warm up", 1)
+            for number in range(1, len(samples) + 1):
+                order = ["rag", *modes] if number % 2 else [*modes, "rag"]
+                for name in ["plain", *order]:
+                    summary = await evaluate(
+                        benchmark, systems[name], llm=llm, store=results, scorers=[],
+                        model_spec=settings.model, templates=[templates[name]], limit=number,
+                        benchmark_options=options, concurrency=1, label=name, simulator=llm)
+                    runs[name] = summary.info.run_id
+                console.print(f"[dim]{number}/{len(samples)} done[/dim]")
+            tallies = {name: Tally() for name in systems}
+            for name, tally in tallies.items():
+                for sample in samples:
+                    output = results.get_output(runs[name], sample.id, templates[name])
+                    if output is not None:
+                        tally.add_trace(sample.id, output.trace, output.cache_hit)
     finally:
         await llm.aclose()
         index.close()
-    return tallies
+    return tallies, runs, len(samples)
 
 
 def main() -> int:
@@ -173,16 +115,26 @@ def main() -> int:
     parser.add_argument("--model", default=None, help="Model spec (default: configured).")
     parser.add_argument("--split", default="test", choices=("test", "dev"),
                         help="the evaluation set's split (dev: for development timings)")
-    parser.add_argument("--out", default=None, help="result file name under experiments/results")
+    parser.add_argument("--out", default=None,
+                        help="result file name under experiments/results, or a path")
+    parser.add_argument("--store", type=Path, default=None,
+                        help="the runs database (default: the home's runs/runs.sqlite)")
     args = parser.parse_args()
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
-    picked = questions(args.questions, args.split)
+    settings = load_settings({"model": args.model} if args.model else {}).settings
+    options = {"split": args.split}
+    picked = list(chat_latency_benchmark(settings, options).samples())[: args.questions]
     started = time.perf_counter()
     before = os.getloadavg()
-    tallies = asyncio.run(measure([q["question"] for q in picked], modes, args.model))
+    tallies, runs, _ = asyncio.run(measure(settings, options, args.questions, modes,
+                                           args.store or default_results_path(settings)))
     after = os.getloadavg()
+    cached = {name: t.cache_hits for name, t in tallies.items() if t.cache_hits}
+    if cached:
+        print(f"warning: turns served from the response cache (not timings): {cached}",
+              file=sys.stderr)
     anchor = tallies["rag"].seconds
-    rows = {name: tally.row(anchor) for name, tally in tallies.items()}
+    rows = {name: latency_row(tally, anchor) for name, tally in tallies.items()}
     table = Table(title=f"Per-turn cost, {len(picked)} questions (anchor: rag's turn, 95 % "
                         "bootstrap interval)")
     for column in ("system", *next(iter(rows.values())).keys()):
@@ -201,8 +153,9 @@ def main() -> int:
             f"{'MET' if goals['turn_x_rag_le_1.3'] else 'NOT MET'}); first released text "
             f"{default['first_text_x_rag']}× rag's turn {default['first_text_x_rag_95']} "
             f"(goal ≤ 1.15: {'MET' if goals['first_text_x_rag_le_1.15'] else 'NOT MET'})")
-    settings = load_settings({"model": args.model} if args.model else {}).settings
-    write_result(RESULTS.with_name(args.out) if args.out else RESULTS, {
+    out = (Path(args.out) if args.out and Path(args.out).parent != Path(".")
+           else RESULTS.with_name(args.out) if args.out else RESULTS)
+    write_result(out, {
         "model": settings.model,
         "k": {"rag": K, **{mode: DEFAULT_K[mode] for mode in modes}},
         "seconds": round(time.perf_counter() - started, 1),
@@ -211,15 +164,17 @@ def main() -> int:
         "load_average_1min": {"before": round(before[0], 2), "after": round(after[0], 2)},
         "systems": rows, "goals": goals,
         "per_question": {name: [round(s, 2) for s in t.seconds] for name, t in tallies.items()},
+        "runs": runs,
     }, data=data_provenance(
         {"constructed": 1.0}, sample="n/a (a timing; nothing is tuned on it)",
         sources="../shared/data/wikipedia/topics (WikiChat topic leads, CC BY-SA)",
         questions=len(picked),
-        by_set={k: sum(q["set"] == k for q in picked) for k in ("head", "tail", "recent")},
+        by_set={k: sum(q.metadata["set"] == k for q in picked)
+                for k in ("head", "tail", "recent")},
         provenance="questions of the frozen chat evaluation set (test split), written by "
                    "project maintainers from real lead paragraphs; measured, response cache "
                    "off"))
-    print(f"wrote {RESULTS.with_name(args.out) if args.out else RESULTS}")
+    print(f"wrote {out}")
     return 0
 
 

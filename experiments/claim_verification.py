@@ -19,12 +19,15 @@ not answer them, or the generated answer is wrong) give no constructed claim.
   lead that shares the most (idf-weighted) words with it and does not contain its answer
   (NOT ENOUGH INFO).
 
-``run`` gives every claim to the four verifiers the way the chat does: the question and the
-claim, the paragraph as the retrieved passage, the fast mode's evidence block built from it.
-It prints per-label precision and recall with Wilson 95 % intervals per verifier, the
-share of real wrong drafts judged SUPPORTS, and seconds per claim, and writes
-``experiments/results/claim_verification.json``. LLM calls go through the response cache
-(a re-run costs nothing; ``--no-cache`` to pay again). Run::
+``run`` gives the split's claims to the four verifiers the way the chat does: the question and
+the claim, the paragraph as the retrieved passage, the fast mode's evidence block built from
+it. Each verifier is a run of the evaluation runner (the ``claim_verification`` benchmark with
+the ``claim-verifier`` system, ``--option verifier=...``): stored, resumed when the command is
+run again, exported with ``freshwiki runs export``. The verdicts are read back from the runs
+into ``claim_verification_verdicts.json``. It prints per-label precision and recall with
+Wilson 95 % intervals per verifier, the share of real wrong drafts judged SUPPORTS, and
+seconds per claim, and writes ``experiments/results/claim_verification.json`` (with the runs'
+ids). LLM calls go through the response cache (``--no-cache`` to pay again). Run::
 
     .venv/bin/python experiments/claim_verification.py build
     .venv/bin/python experiments/claim_verification.py run [--limit N]
@@ -43,19 +46,17 @@ import math
 import re
 import sys
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import Progress
 from rich.table import Table
 
 from _provenance import data_provenance, write_result
-from freshwiki.chat import ClaimCheck, Evidence, PassageBook, TurnCalls
+from freshwiki.benchmarks.claim_verification import KINDS, claim_verification_benchmark
+from freshwiki.benchmarks.claim_verification.analysis import scores, verdict_row
 from freshwiki.config import load_settings
-from freshwiki.llm import LLM, open_llm
-from freshwiki.stats import wilson_ci
+from freshwiki.evaluation import ResultsStore, default_results_path, run_evaluation
 
 HERE = Path(__file__).parent
 QA = HERE / "data" / "qa.jsonl"
@@ -206,117 +207,46 @@ def build(data_dir: Path, per_kind: int) -> list[dict[str, Any]]:
 
 # -- running the verifiers -------------------------------------------------------------------
 
-Verifier = Callable[[TurnCalls, dict[str, Any], Evidence], Awaitable[ClaimCheck]]
+VERIFIERS = {"legacy fast": "legacy-fast", "cloze fast": "cloze-fast",
+             "legacy full": "legacy-full", "cloze full": "cloze-full"}
+"""The script's verifier names -> the ``claim-verifier`` system's ``verifier`` option."""
 
 
-def verifiers(scorer: Any) -> dict[str, Verifier]:
-    """The four verifiers, as the chat calls them for one claim."""
-    from freshwiki.chat.facts import evidence_block, select_sentences
-    from freshwiki.chat.verify import check_batch, check_each, hidden
-    from freshwiki.chat.verify_legacy import verify_batch, verify_each
-
-    def book_of(passage: Evidence) -> PassageBook:
-        book = PassageBook()
-        book.add(passage)
-        return book
-
-    async def legacy_full(calls: TurnCalls, item: dict[str, Any], p: Evidence) -> ClaimCheck:
-        [check] = await verify_each(calls, [item["claim"]], [[p]], book_of(p), TODAY)
-        return check
-
-    async def cloze_full(calls: TurnCalls, item: dict[str, Any], p: Evidence) -> ClaimCheck:
-        [check] = await check_each(calls, [item["claim"]], [[p]], book_of(p), TODAY, scorer,
-                                   question=item["question"])
-        return check
-
-    def block_of(item: dict[str, Any], p: Evidence, book: PassageBook) -> Any:
-        selections = select_sentences(item["question"], [p], scorer)
-        return evidence_block(selections, [hidden(item["claim"], item["question"])], [[p]],
-                              book, scorer)
-
-    async def legacy_fast(calls: TurnCalls, item: dict[str, Any], p: Evidence) -> ClaimCheck:
-        book = book_of(p)
-        block = block_of(item, p, book)
-        [check] = await verify_batch(calls, [item["claim"]], [[p]], book,
-                                     block.answer + block.extra, block.shown, TODAY)
-        return check
-
-    async def cloze_fast(calls: TurnCalls, item: dict[str, Any], p: Evidence) -> ClaimCheck:
-        book = book_of(p)
-        block = block_of(item, p, book)
-        [check] = await check_batch(calls, [item["claim"]], [[p]], book,
-                                    block.answer + block.extra, TODAY,
-                                    question=item["question"])
-        return check
-
-    return {"legacy fast": legacy_fast, "cloze fast": cloze_fast,
-            "legacy full": legacy_full, "cloze full": cloze_full}
-
-
-async def run_all(llm: LLM, items: list[dict[str, Any]], data_dir: Path,
+async def run_all(items: list[dict[str, Any]], args: argparse.Namespace, settings: Any,
                   names: list[str], only: dict[str, set[str]]
-                  ) -> dict[str, list[dict[str, Any]]]:
-    from freshwiki.chat.facts import EmbeddingScorer
-    from freshwiki.retrieval import Embedder
+                  ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, str]]:
+    """Each verifier as one runner run over the chosen claims; the verdicts read back.
 
-    scorer = EmbeddingScorer(Embedder())
-    chosen = {k: v for k, v in verifiers(scorer).items() if k in names}
-    paragraphs = leads(data_dir)
-    out: dict[str, list[dict[str, Any]]] = {name: [] for name in chosen}
-    with Progress() as bar:
-        task = bar.add_task("claims", total=len(items))
-        for item in items:
-            passage = Evidence(passage_id=f"{item['set']}:{item['title']}", title=item["title"],
-                               section=(), text=paragraphs[item["set"]][item["title"]])
-            for name, verify in chosen.items():
-                if name in only and item["kind"] not in only[name]:
-                    continue
-                calls = TurnCalls(llm)
-                started = time.perf_counter()
-                check = await verify(calls, item, passage)
-                out[name].append({
-                    "id": item["id"], "verdict": check.verdict, "rationale": check.rationale,
-                    "correction": check.correction,
-                    "seconds": round(time.perf_counter() - started, 3),
-                    "calls": len(calls.records),
-                    "cache_hits": sum(r.cache_hit for r in calls.records),
-                })
-            bar.advance(task)
-    return out
-
-
-def share_ci(hits: int, n: int) -> tuple[float, float, float]:
-    """Share and its Wilson 95 % interval (z = 1.96, as the committed figures were made)."""
-    interval = wilson_ci(hits, n, z=1.96)
-    if interval is None:
-        return (float("nan"), float("nan"), float("nan"))
-    return (hits / n, interval.low, interval.high)
-
-
-def scores(items: list[dict[str, Any]], rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per-label precision and recall, and the goals' figures, for one verifier."""
-    gold = {i["id"]: i["label"] for i in items}
-    kinds = {i["id"]: i["kind"] for i in items}
-    out: dict[str, Any] = {}
-    for label in LABEL_SET:
-        predicted = [r for r in rows if r["verdict"] == label]
-        actual = [r for r in rows if gold[r["id"]] == label]
-        tp = sum(gold[r["id"]] == label for r in predicted)
-        out[label] = {"precision": share_ci(tp, len(predicted)),
-                      "recall": share_ci(tp, len(actual)),
-                      "predicted": len(predicted), "gold": len(actual)}
-    wrong = [r for r in rows if kinds[r["id"]] == "real-draft" and gold[r["id"]] != "SUPPORTS"]
-    out["real wrong drafts not SUPPORTS"] = share_ci(
-        sum(r["verdict"] != "SUPPORTS" for r in wrong), len(wrong))
-    out["accuracy"] = share_ci(sum(r["verdict"] == gold[r["id"]] for r in rows), len(rows))
-    out["seconds per claim"] = round(sum(r["seconds"] for r in rows) / max(len(rows), 1), 2)
-    by_kind: dict[str, Any] = {}
-    for kind in sorted(set(kinds.values())):
-        mine = [r for r in rows if kinds[r["id"]] == kind]
-        by_kind[kind] = {label: sum(r["verdict"] == label for r in mine) for label in LABEL_SET}
-        by_kind[kind]["n"] = len(mine)
-    out["verdicts by kind"] = by_kind
-    return out
+    One claim at a time (``concurrency=1``) so each verdict's seconds are its own; a stopped
+    run resumes where it stopped.
+    """
+    store = args.store or default_results_path(settings)
+    console = Console(stderr=True)
+    chosen = {i["id"] for i in items}
+    out: dict[str, list[dict[str, Any]]] = {}
+    runs: dict[str, str] = {}
+    for name in names:
+        kinds = [k for k in KINDS if k in only.get(name, set(KINDS))]
+        options: dict[str, Any] = {"split": args.split, "kinds": ",".join(kinds)}
+        if args.ids:
+            options["ids"] = ",".join(sorted(chosen))
+        benchmark = claim_verification_benchmark(settings, options)
+        count = sum(1 for s in benchmark.samples() if s.id in chosen)
+        if not count:
+            continue
+        summary = await run_evaluation(
+            benchmark, system="claim-verifier",
+            options={"verifier": VERIFIERS[name], "today": TODAY.isoformat()}, judge=None,
+            limit=count if args.limit else None, benchmark_options=options, settings=settings,
+            store_path=store, cache=not args.no_cache, concurrency=1, label=name,
+            console=console)
+        runs[name] = summary.info.run_id
+        print(f"{name}: run {summary.info.run_id}, {summary.complete}/{summary.items} complete, "
+              f"{len(summary.failures)} failed", file=sys.stderr)
+        with ResultsStore(store) as results:
+            out[name] = [verdict_row(sample_id, text, trace) for sample_id, _t, _m, text, trace
+                         in results.traces(summary.info.run_id) if sample_id in chosen]
+    return out, runs
 
 
 def report(items: list[dict[str, Any]], results: dict[str, list[dict[str, Any]]]) -> None:
@@ -357,7 +287,12 @@ def main() -> int:
                         help="run: keep the stored verdicts of the verifiers not run now "
                              "(a change to one verifier re-runs only that one)")
     parser.add_argument("--split", choices=["dev", "test", "all"], default="test",
-                        help="which claims to report (rules were only tuned on dev)")
+                        help="which claims to run and report (rules were only tuned on dev)")
+    parser.add_argument("--store", type=Path, default=None,
+                        help="the runs database (default: the home's runs/runs.sqlite)")
+    parser.add_argument("--out", default=None,
+                        help="result file (default experiments/results/"
+                             "claim_verification.json); the verdicts file goes beside it")
     args = parser.parse_args()
     settings = load_settings().settings
     if args.step == "build":
@@ -372,21 +307,27 @@ def main() -> int:
     items = read_jsonl(CLAIMS)
     if any(i["label"].startswith("UNLABELLED") for i in items) and args.step == "report":
         print("some real drafts are not labelled yet: see claim_labels.jsonl", file=sys.stderr)
+    if args.split != "all":
+        items = [i for i in items if i["split"] == args.split]
     if args.limit:
         items = items[: args.limit]
     if args.ids and args.step == "run":
         wanted = set(Path(args.ids).read_text(encoding="utf-8").split())
         items = [i for i in items if i["id"] in wanted]
+    out = Path(args.out) if args.out else RESULTS
+    raw = out.with_name(out.stem + "_verdicts.json")
+    runs: dict[str, str] = {}
     if args.step == "run":
-        llm = open_llm(settings.model, settings=settings, cache=not args.no_cache)
         started = time.perf_counter()
         only = {}
         for spec in args.only or []:
             name, _, kinds = spec.partition("=")
             only[name.strip()] = {k.strip() for k in kinds.split("+")}
-        results = asyncio.run(run_all(llm, items, settings.data_dir,
-                                      [n.strip() for n in args.verifiers.split(",")], only))
-        raw = RESULTS.with_name("claim_verification_verdicts.json")
+        names = [n.strip() for n in args.verifiers.split(",")]
+        unknown = [n for n in names if n not in VERIFIERS]
+        if unknown:
+            parser.error(f"--verifiers: unknown {unknown}; choose from {list(VERIFIERS)}")
+        results, runs = asyncio.run(run_all(items, args, settings, names, only))
         raw.parent.mkdir(parents=True, exist_ok=True)
         if args.update and raw.exists():
             kept = json.loads(raw.read_text(encoding="utf-8"))
@@ -395,22 +336,22 @@ def main() -> int:
                       f"{settings.model}; run without --update", file=sys.stderr)
                 return 2
             merged = dict(kept["results"])
+            runs = {**kept.get("runs", {}), **runs}
             for name, rows in results.items():  # this run's verdicts replace the stored ones
                 fresh = {r["id"] for r in rows}
                 merged[name] = [r for r in merged.get(name, []) if r["id"] not in fresh] + rows
             results = merged
         tmp = raw.with_suffix(".tmp")
         tmp.write_text(json.dumps({"model": settings.model, "results": results,
-                                   "seconds": round(time.perf_counter() - started, 1)},
-                                  indent=1), encoding="utf-8")
+                                   "seconds": round(time.perf_counter() - started, 1),
+                                   "runs": runs}, indent=1), encoding="utf-8")
         tmp.replace(raw)
     # The figures are over the split asked for, whichever step ran. (Until 25 November a
     # ``run`` summarised every claim it had run, dev split included, under "split": "test".)
     items = read_jsonl(CLAIMS)
     if args.split != "all":
         items = [i for i in items if i["split"] == args.split]
-    raw_data = json.loads(RESULTS.with_name("claim_verification_verdicts.json")
-                          .read_text(encoding="utf-8"))
+    raw_data = json.loads(raw.read_text(encoding="utf-8"))
     results = raw_data["results"]
     ids = {i["id"] for i in items}
     results = {k: [r for r in v if r["id"] in ids] for k, v in results.items()}
@@ -422,9 +363,10 @@ def main() -> int:
     sample = ("out of sample: test split (3/4 of the articles by title hash); rules and "
               "prompts were only revised against the dev split"
               if args.split == "test" else f"{args.split} split (dev is in sample)")
-    write_result(RESULTS, {
+    write_result(out, {
         "model": raw_data["model"],
         "split": args.split,
+        "runs": raw_data.get("runs", {}),
         "verifiers": {name: {"claims": len(rows),
                              "kinds": dict(collections.Counter(
                                  k["kind"] for k in items if k["id"] in {r["id"] for r in rows})),
@@ -435,7 +377,7 @@ def main() -> int:
         claims=len(items), by_kind=dict(kinds),
         labels="real drafts labelled by reading (data/claim_labels.jsonl); constructed "
                "claims labelled by how they were made"))
-    print(f"wrote {RESULTS}")
+    print(f"wrote {out}")
     return 0
 
 

@@ -44,15 +44,16 @@ def test_names_list_builtins_without_importing_them() -> None:
 
 def test_the_builtin_names_are_the_ones_users_know() -> None:
     # (Other tests of this process may have registered more, e.g. the testkit's ``tiny``.)
-    assert sorted(BUILTIN_BENCHMARKS) == ["growover", "hellofresh-edits", "hellofresh-notes",
-                                          "simulated-chat", "wikicontradict"]
-    assert sorted(BUILTIN_SYSTEMS) == ["grounded", "rag", "ralm", "ralm-best", "rilm",
-                                       "search-agent", "vanilla", "zero-shot"]
+    assert sorted(BUILTIN_BENCHMARKS) == [
+        "chat_accuracy", "chat_latency", "claim_verification", "growover", "hellofresh-edits",
+        "hellofresh-notes", "simulated-chat", "wikicontradict"]
+    assert sorted(BUILTIN_SYSTEMS) == ["claim-verifier", "grounded", "rag", "ralm", "ralm-best",
+                                       "rilm", "search-agent", "vanilla", "zero-shot"]
     assert sorted(BUILTIN_SCORERS) == [
-        "chat-factuality", "chat-informational", "chat-natural", "chat-non-repetitive",
-        "chat-relevant", "chat-temporally-correct", "growover-bleu", "growover-em",
-        "growover-f1", "growover-hit", "hellofresh-correct", "wikicontradict-judge",
-        "wikicontradict-match"]
+        "chat-accuracy", "chat-accuracy-rules", "chat-factuality", "chat-informational",
+        "chat-natural", "chat-non-repetitive", "chat-relevant", "chat-temporally-correct",
+        "claim-verdict", "growover-bleu", "growover-em", "growover-f1", "growover-hit",
+        "hellofresh-correct", "wikicontradict-judge", "wikicontradict-match"]
     assert set(BUILTIN_BENCHMARKS) <= set(benchmark_names())
     assert set(BUILTIN_SYSTEMS) <= set(system_names())
     assert set(BUILTIN_SCORERS) <= set(scorer_names())

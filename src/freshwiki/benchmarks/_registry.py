@@ -23,12 +23,18 @@ if TYPE_CHECKING:
     from freshwiki.config import Settings
     from freshwiki.llm import LLM
 
+_CHAT = "freshwiki.benchmarks.chat_accuracy"
+_CLAIMS = "freshwiki.benchmarks.claim_verification"
+_LATENCY = "freshwiki.benchmarks.chat_latency"
 _GROWOVER = "freshwiki.benchmarks.growover"
 _HELLOFRESH = "freshwiki.benchmarks.hellofresh"
 _SIMULATED = "freshwiki.benchmarks.simulated_chat"
 _CONTRADICT = "freshwiki.benchmarks.wikicontradict"
 
 BUILTIN_BENCHMARKS: Mapping[str, str] = {
+    "chat_accuracy": f"{_CHAT}:chat_accuracy_benchmark",
+    "chat_latency": f"{_LATENCY}:chat_latency_benchmark",
+    "claim_verification": f"{_CLAIMS}:claim_verification_benchmark",
     "growover": f"{_GROWOVER}:growover_benchmark",
     "hellofresh-edits": f"{_HELLOFRESH}:edits_factory",
     "hellofresh-notes": f"{_HELLOFRESH}:notes_factory",
@@ -38,12 +44,15 @@ BUILTIN_BENCHMARKS: Mapping[str, str] = {
 """Built-in benchmark name -> ``"module:attr"`` of its factory."""
 
 BUILTIN_SCORERS: Mapping[str, str] = {
+    "chat-accuracy": f"{_CHAT}:labelled_scorer",
+    "chat-accuracy-rules": f"{_CHAT}:rule_scorer",
     "chat-factuality": f"{_SIMULATED}:factuality_scorer",
     "chat-informational": f"{_SIMULATED}:informational_scorer",
     "chat-natural": f"{_SIMULATED}:natural_scorer",
     "chat-non-repetitive": f"{_SIMULATED}:non_repetitive_scorer",
     "chat-relevant": f"{_SIMULATED}:relevant_scorer",
     "chat-temporally-correct": f"{_SIMULATED}:temporally_correct_scorer",
+    "claim-verdict": f"{_CLAIMS}:verdict_scorer",
     "growover-bleu": f"{_GROWOVER}:bleu_scorer",
     "growover-em": f"{_GROWOVER}:em_scorer",
     "growover-f1": f"{_GROWOVER}:f1_scorer",
@@ -55,6 +64,9 @@ BUILTIN_SCORERS: Mapping[str, str] = {
 """Built-in scorer name -> ``"module:attr"`` of its factory."""
 
 BUILTIN_ANALYSES: Mapping[str, str] = {
+    "chat_accuracy": f"{_CHAT}.analysis:ChatAccuracyAnalysis",
+    "chat_latency": f"{_LATENCY}.analysis:ChatLatencyAnalysis",
+    "claim_verification": f"{_CLAIMS}.analysis:ClaimVerificationAnalysis",
     "growover": f"{_GROWOVER}.analysis:GrowOverAnalysis",
     "hellofresh-edits": f"{_HELLOFRESH}.analysis:HelloFreshAnalysis",
     "hellofresh-notes": f"{_HELLOFRESH}.analysis:HelloFreshAnalysis",

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from freshwiki.llm import LLM
 
 BUILTIN_SYSTEMS: Mapping[str, str] = {
+    "claim-verifier": "freshwiki.systems.claim_verifier:claim_verifier_system",
     "grounded": "freshwiki.systems.grounded:grounded_system",
     "rag": "freshwiki.systems.rag:rag_system",
     "ralm": "freshwiki.systems.ralm:ralm_system",
