@@ -108,3 +108,30 @@ def test_the_registry_finds_the_repository_set_by_default(settings: Settings) ->
     # test7: 30 answerable and 8 two-part questions (experiments/data/chat_eval/README.md).
     kinds = [s.metadata["kind"] for s in bench.samples()]
     assert (len(kinds), kinds.count("answerable"), kinds.count("two_part")) == (38, 30, 8)
+
+
+def test_the_run_id_keeps_the_set_and_the_falseqa_clone_out_of_it(
+    settings: Settings, chat_eval: Path, falseqa_clone: Path, tmp_path: Path,
+) -> None:
+    from freshwiki.evaluation import make_run_id, run_identity
+    from freshwiki.llm import LLM
+    from freshwiki.llm.backends.scripted import ScriptedBackend
+    from freshwiki.systems.vanilla import VanillaSystem
+
+    def run_id(folder: Path, clone: Path) -> str:
+        options = {"path": str(folder), "falseqa": str(clone)}
+        bench = chat_accuracy_benchmark(settings, options)
+        llm = LLM(ScriptedBackend([], model_id="m"))
+        return make_run_id(run_identity(bench, VanillaSystem(llm), llm, None, options))
+
+    first = run_id(chat_eval, falseqa_clone)
+    moved_set, moved_clone = tmp_path / "a" / "chat_eval", tmp_path / "b" / "FalseQA"
+    shutil.copytree(chat_eval, moved_set)
+    shutil.copytree(falseqa_clone, moved_clone)
+    assert run_id(moved_set, moved_clone) == first  # both moved: the same set-up
+    csv = next(moved_clone.rglob("*.csv"))
+    csv.write_text(csv.read_text(encoding="utf-8").replace(FALSEQA_TEXT, FALSEQA_TEXT + " x"),
+                   encoding="utf-8")
+    # A clone whose question differs from the one the set was written on is refused, by row.
+    with pytest.raises(ChatEvalError, match=r"row 1 of dataset/test\.csv"):
+        run_id(moved_set, moved_clone)

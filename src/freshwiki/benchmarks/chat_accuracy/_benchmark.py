@@ -91,6 +91,9 @@ class ChatAccuracy:
         self._described = dict(described or {})
         self.dataset_hash = items_hash(self.items)
 
+    location_options: tuple[str, ...] = ("path", "falseqa")
+    """Options that only say where the data lives: its content hash identifies it."""
+
     def describe(self) -> Mapping[str, Any]:
         """Split, kinds, item count: the data's choice, never where it was read from."""
         return {**self._described, "items": len(self.items)}

@@ -82,6 +82,9 @@ class ChatLatency:
         self._described = dict(described or {})
         self.dataset_hash = items_hash(self.items)
 
+    location_options: tuple[str, ...] = ("path",)
+    """Options that only say where the data lives: its content hash identifies it."""
+
     def describe(self) -> Mapping[str, Any]:
         """Split and question count: the data's choice, never where it was read from."""
         return {**self._described, "questions": len(self.items)}

@@ -119,6 +119,9 @@ class ClaimVerification:
                  leads[item["set"]][item["title"]]], ensure_ascii=False).encode("utf-8"))
         self.dataset_hash = digest.hexdigest()
 
+    location_options: tuple[str, ...] = ("path", "data_dir")
+    """Options that only say where the data lives: its content hash identifies it."""
+
     def describe(self) -> Mapping[str, Any]:
         """Split, kinds and count: the data's choice, never where it was read from."""
         return {**self._described, "claims": len(self.items)}
