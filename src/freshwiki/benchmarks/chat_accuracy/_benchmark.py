@@ -21,6 +21,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from freshwiki.benchmarks._options import options_with_defaults
 from freshwiki.benchmarks.chat_accuracy._data import (
     ChatEvalError,
     items_hash,
@@ -229,12 +230,7 @@ def chat_accuracy_benchmark(settings: Settings, options: Mapping[str, Any]) -> C
     Raises:
         ChatEvalError: an unknown option, split, kind or legacy set; a bad path or clone.
     """
-    unknown = sorted(set(options) - set(OPTIONS))
-    if unknown:
-        accepted = ", ".join(f"{k} (default {v!r})" for k, v in OPTIONS.items())
-        raise ChatEvalError(f"benchmark 'chat_accuracy' has no option {', '.join(unknown)}",
-                            hint=f"options: {accepted}.")
-    values = {**OPTIONS, **options}
+    values = options_with_defaults('chat_accuracy', options, OPTIONS, ChatEvalError)
     folder = resolve_path(str(values["path"]) or None)
     kinds = _names(values["kinds"])
     legacy = _names(values["legacy"])

@@ -21,6 +21,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from freshwiki.benchmarks._options import options_with_defaults
 from freshwiki.benchmarks.chat_accuracy import (
     ChatEvalError,
     items_hash,
@@ -140,12 +141,7 @@ def chat_latency_benchmark(settings: Settings, options: Mapping[str, Any]) -> Ch
     Raises:
         ChatEvalError: an unknown option or split, or a bad path.
     """
-    unknown = sorted(set(options) - set(OPTIONS))
-    if unknown:
-        accepted = ", ".join(f"{k} (default {v!r})" for k, v in OPTIONS.items())
-        raise ChatEvalError(f"benchmark 'chat_latency' has no option {', '.join(unknown)}",
-                            hint=f"options: {accepted}.")
-    values = {**OPTIONS, **options}
+    values = options_with_defaults('chat_latency', options, OPTIONS, ChatEvalError)
     folder = resolve_path(str(values["path"]) or None)
     split = str(values["split"])
     items = pick_questions(load_items(folder, split, ("answerable", "two_part")))

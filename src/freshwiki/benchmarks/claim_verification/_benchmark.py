@@ -22,6 +22,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from freshwiki.benchmarks._options import options_with_defaults
 from freshwiki.errors import FreshwikiError
 from freshwiki.llm import Message
 from freshwiki.seams import Document, Output, Sample, Score, Scorer, Task
@@ -175,12 +176,7 @@ def claim_verification_benchmark(settings: Settings,
     Raises:
         ClaimsError: an unknown option, split or kind; a missing file.
     """
-    unknown = sorted(set(options) - set(OPTIONS))
-    if unknown:
-        accepted = ", ".join(f"{k} (default {v!r})" for k, v in OPTIONS.items())
-        raise ClaimsError(f"benchmark 'claim_verification' has no option {', '.join(unknown)}",
-                          hint=f"options: {accepted}.")
-    values = {**OPTIONS, **options}
+    values = options_with_defaults('claim_verification', options, OPTIONS, ClaimsError)
     path = Path(str(values["path"])).expanduser() if values["path"] else default_claims_path()
     if path is None:
         raise ClaimsError("no claims file found: this is not a source checkout",
