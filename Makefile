@@ -34,7 +34,7 @@ docs: $(STAMP)
 ## result files (no model, seconds), then the leaderboard site from the committed runs.
 figures: $(STAMP)
 	$(VENV)/bin/python experiments/figures.py
-	@if [ -n "$$(find experiments/runs -name '*.jsonl.gz' 2>/dev/null | head -n 1)" ]; then \
+	@if [ -n "$$(find experiments/runs \( -name '*.json.gz' -o -name '*.jsonl.gz' \) 2>/dev/null | head -n 1)" ]; then \
 	  $(VENV)/bin/freshwiki leaderboard --from experiments/runs --out site/leaderboard; \
 	else echo "figures: no run bundles in experiments/runs; leaderboard not built"; fi
 
