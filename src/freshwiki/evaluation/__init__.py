@@ -11,6 +11,7 @@ from freshwiki.evaluation._agree import (
     LabelsError,
     RunAgreement,
     agree,
+    agree_runs,
     classifying_scorers,
     read_labels,
 )
@@ -140,6 +141,7 @@ __all__ = [
     "TransferError",
     "UnknownRunError",
     "agree",
+    "agree_runs",
     "bootstrap_ci",
     "build_boards",
     "bundle_files",
