@@ -22,7 +22,7 @@ from freshwiki.evaluation import (
 )
 from freshwiki.llm import LLM, Message
 from freshwiki.llm.backends.scripted import ScriptedBackend
-from freshwiki.seams import Sample, ScopedTemplates, Task
+from freshwiki.seams import ScopedTemplates, Task
 from freshwiki.systems import SystemSetupError, load_system
 from freshwiki.systems.replay import NoRecordedAnswerError, ReplaySystem
 from tests.systems.testkit import ExactScorer, Tiny

@@ -14,6 +14,7 @@ from freshwiki.evaluation._agree import (
     agree_runs,
     classifying_scorers,
     read_labels,
+    split_labels,
 )
 from freshwiki.evaluation._diff import Difference, diff_runs
 from freshwiki.evaluation._evalset import (
@@ -174,6 +175,7 @@ __all__ = [
     "same_model",
     "select_runs",
     "sign_flip_p",
+    "split_labels",
     "summarize",
     "summary_rows",
     "wilson_ci",

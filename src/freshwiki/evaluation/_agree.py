@@ -282,6 +282,38 @@ def agree_runs(runs: Sequence[tuple[RunResults, Sequence[LabelRow]]], labels_pat
                     differs, other, resamples, seed, z)
 
 
+def split_labels(runs: Sequence[RunResults], labels: Sequence[LabelRow],
+                 scorer: str | None = None) -> list[tuple[RunResults, list[LabelRow]]]:
+    """Each label beside the first run that holds its answer, for :func:`agree_runs`.
+
+    ``freshwiki runs agree RUN RUN ... --labels FILE`` names several runs and one labels file
+    (the replay runs of several producers, say). A label goes to the first run, in the order
+    given, with a verdict of ``scorer`` for its (sample, template) and, when the label carries
+    the text that was read, with that text as its answer; a label no run holds goes to the
+    first run, where it is counted as without a verdict (or of another text).
+
+    Raises:
+        LabelsError: as :func:`agree_runs` when ``scorer`` cannot be resolved, or no run is
+            given.
+    """
+    if not runs:
+        raise LabelsError("no run to compare with labels", hint="give at least one run.")
+    chosen = {_scorer_of(run, scorer) for run in runs}
+    if len(chosen) != 1:
+        raise LabelsError(f"the runs' classifying scorers differ ({', '.join(sorted(chosen))})",
+                          hint="choose one with --scorer NAME.")
+    name = chosen.pop()
+    answers = [{(i.sample_id, i.template): i.output for i in run.items
+                if i.scorer == name and i.label is not None} for run in runs]
+    routed: list[list[LabelRow]] = [[] for _ in runs]
+    for row in labels:
+        key = (row.sample_id, row.template)
+        home = next((k for k, held in enumerate(answers) if key in held and (
+            row.response is None or _same_text(row.response, held[key]))), 0)
+        routed[home].append(row)
+    return [(run, rows) for run, rows in zip(runs, routed, strict=True) if rows]
+
+
 def _scorer_of(run: RunResults, scorer: str | None) -> str:
     """``scorer``, checked against the run's classifying scorers, or the run's only one."""
     run_id = run.info.run_id
