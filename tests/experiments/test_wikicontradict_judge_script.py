@@ -190,3 +190,20 @@ def test_the_script_replays_through_the_runner_and_writes_the_committed_keys(
     assert list(rewritten["runs"].values()) == [run_id]
     assert rewritten["judge_calls"] == []
     assert rewritten["scorers"] == written["scorers"]
+
+
+def test_the_rule_script_gives_the_committed_rule_file_again(tmp_path: Path) -> None:
+    # The committed real file lists no runs: its items are taken as runs, and runs agree over
+    # them must give every row of the committed rule file (computed by the earlier code).
+    out = tmp_path / "rule.json"
+    proc = subprocess.run(
+        [sys.executable, str(EXPERIMENTS / "wikicontradict_judge_rule.py"), "--out", str(out),
+         "--allow-dirty"], capture_output=True, text=True, timeout=600, cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO / "src"),
+             "FRESHWIKI_HOME": str(tmp_path / "home")})
+    assert proc.returncode == 0, proc.stderr
+    written = json.loads(out.read_text(encoding="utf-8"))
+    committed = json.loads((RESULTS / "wikicontradict_judge_rule.json").read_text("utf-8"))
+    for key in ("rows", "choices", "needs_model_run", "installed", "configured_model", "from"):
+        _close(committed[key], written[key], key)
+    assert "runs" not in written
