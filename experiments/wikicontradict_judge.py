@@ -5,89 +5,92 @@ Run from the repository root::
 
     .venv/bin/python experiments/wikicontradict_judge.py [--set real|handwritten|both]
         [--judge local:qwen2.5-coder-1.5b] [--real-judge default|SPEC]
-        [--also-judge local:qwen2.5-coder-1.5b|none] [--labels FILE.jsonl] [--dataset PATH]
-        [--out results.json] [--real-out results.json] [--show-errors] [--threads 1]
+        [--also-judge local:qwen2.5-coder-1.5b|none] [--labels FILE.jsonl]
+        [--real-labels FILE.jsonl] [--dataset PATH] [--out results.json]
+        [--real-out results.json] [--show-errors] [--threads 1]
 
 Two labelled sets, each written to its own result file because they rest on different data:
 
-* ``real`` (``validation/real_labels.jsonl``): responses the three local models produced in
-  real ``freshwiki eval wikicontradict`` runs (systems vanilla and rag, templates 1, 4, 5),
-  each labelled C / PC / IC by reading it against the question, passages and gold answers
-  under the paper's rules, before either scorer had seen it. Each response is judged by the
-  model the runner would choose by default for a run of the model that produced it
-  (``freshwiki.evaluation.default_judge`` with the models installed on the machine), unless
+* ``real`` (``validation/real_labels.jsonl``, or ``--real-labels FILE``): responses the three
+  local models produced in real ``freshwiki eval wikicontradict`` runs (systems vanilla and
+  rag, templates 1, 4, 5), each labelled C / PC / IC by reading it against the question,
+  passages and gold answers under the paper's rules, before either scorer had seen it. Each
+  response is judged by the model the runner chooses by default for a run of the model that
+  produced it (``freshwiki.evaluation.default_judge`` with the models installed on the
+  machine), unless
   ``--real-judge`` names one judge for all. A second judge (``--also-judge``, by default the
   1.5B) then reads every response, its own included, so the two judge models can be told
   apart from the rule that pairs them with producers. Result:
-  ``results/wikicontradict_judge_real.json``. The committed result was measured under the
-  earlier rule (never the producer itself: the 0.5B judged the 1.5B); the rule that replaced
-  it is scored from that file's verdicts, without a model, by
-  ``wikicontradict_judge_rule.py``.
+  ``results/wikicontradict_judge_real.json``. ``wikicontradict_judge_rule.py`` scores today's
+  default-judge rule from these runs without a model.
 * ``handwritten`` (``validation/human_labels.jsonl``, or ``--labels FILE``): the 40 responses a
   person wrote and labelled (templates 4 and 5), judged by ``--judge``. Result:
   ``results/wikicontradict_judge.json``.
 
-Both scorers (the LLM judge ``wikicontradict-judge`` and the deterministic
-``wikicontradict-match``) label every response exactly as a run would: the sample is rendered
-with its template into a ``Task`` and the response becomes an ``Output``. Printed per scorer,
-as the paper's Table 3 lays out its judge's validation: accuracy, macro F1 and precision /
-recall / F1 of each class (Wilson 95 % intervals in the result file), plus Cohen's kappa and
-the confusion matrix; for the real set also per template (template 5 alone is what the paper
-validated its judge on), producing model, system, explicit / implicit contradiction and judge,
-and the label shares per producing model (as the paper's Table 4 sets human against judge).
+**Through the runner.** The labelled responses are replayed as runs: the ``replay`` system
+answers each (sample, template) with the recorded response (the labels files are its answers
+files; it never sees a label), and the runner renders, scores and stores it exactly as a run of
+a model would, with the benchmark's two scorers (the LLM judge ``wikicontradict-judge`` and the
+deterministic ``wikicontradict-match``). A run holds one answer per prompt, so the real set is
+one replay run per run it was read from (``filter=run_id=...``), per judge; the hand-written
+set is one run per labels file. Each replay run's model is its judge (the replay system never
+calls it, so the producers' weights need not be installed), and a judge shared by several
+producers, or named by both ``--real-judge`` and ``--also-judge``, reads each answer once: the
+second asking is the same run, already complete. The runs are kept in
+the store (``FRESHWIKI_HOME``): re-running resumes them, and ``freshwiki runs agree RUN
+--labels FILE --scorer wikicontradict-judge`` shows any one of them.
 
-The judges run with a temporary ``FRESHWIKI_HOME`` and no response cache, so every call is a
-real generation, one judge model loaded at a time. Nothing is asserted: the script reports.
-
-Why this is not ``freshwiki runs agree``: that command compares the verdicts a run stored with
-labels, and these verdicts are in no run. The handwritten set's responses were written by a
-person, not produced by a system; the real set's responses come from several runs (their ids
-are in the labels file, in a store that is not in the repository) and are each judged here by
-a judge chosen per producing model, plus a second judge, none of them the run's own. The
-labels files are already in the ``runs agree`` format (``sample_id``, ``template``, ``label``,
-``response``, ``labeller``), so for a run that holds those answers ``freshwiki runs agree RUN
---labels validation/real_labels.jsonl --scorer wikicontradict-judge`` gives that run's judge's
-figures. Making this script a caller needs the answers as a run: a system that replays the
-labelled responses, so that the runner stores them and scores them with the chosen judge.
+Every figure is ``runs agree`` (:func:`freshwiki.evaluation.agree_runs`, the function behind
+the command, over the runs of one scorer, each against its own labels; Wilson at z = 1.96 as
+the files have always held; an undefined precision or recall written 0.0 and an undefined
+kappa 1.0 as before). Printed per scorer, as the paper's Table 3 lays out its judge's
+validation: accuracy, macro F1 and precision / recall / F1 of each class, plus Cohen's kappa
+and the confusion matrix; for the real set also per template (template 5 alone is what the
+paper validated its judge on), producing model, system, explicit / implicit contradiction and
+judge, and the label shares per producing model (as the paper's Table 4 sets human against
+judge). The result files keep their keys, plus ``runs`` (the run ids) and ``left_out`` (labels
+whose answer has no verdict, e.g. a judge call that failed; empty when every answer was
+scored). The judges run without the response cache, so every call is a real generation, one
+judge model loaded at a time. Nothing is asserted: the script reports.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import os
+import json
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from _provenance import data_provenance, write_result
-from freshwiki.benchmarks import Output, Scorer
-from freshwiki.benchmarks.wikicontradict import (
-    DATASET_FILE,
-    LABELS,
-    HumanLabel,
-    JudgeScorer,
-    MatchScorer,
-    WikiContradict,
-    agreement_report,
-    builtin_human_labels,
-    builtin_real_labels,
-    load_human_labels,
-)
+from freshwiki.benchmarks.wikicontradict import DATASET_FILE, LABELS
 from freshwiki.config import Settings, load_settings
-from freshwiki.errors import FreshwikiError
+from freshwiki.evaluation import (
+    LabelRow,
+    ResultsStore,
+    RunAgreement,
+    RunResults,
+    agree_runs,
+    default_judge,
+    default_results_path,
+    read_labels,
+    run_evaluation,
+)
+from freshwiki.llm import CallLog
 
-# The runner's own default-judge rule rather than a copy of it, so the figures follow the rule
-# the code applies.
-from freshwiki.evaluation import default_judge
-from freshwiki.llm import open_llm
-
-RESULTS = Path(__file__).resolve().parent / "results"
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "experiments" / "results"
 HANDWRITTEN_PATH = RESULTS / "wikicontradict_judge.json"
 REAL_PATH = RESULTS / "wikicontradict_judge_real.json"
+VALIDATION = ROOT / "src" / "freshwiki" / "benchmarks" / "wikicontradict" / "validation"
+REAL_LABELS = VALIDATION / "real_labels.jsonl"
+HUMAN_LABELS = VALIDATION / "human_labels.jsonl"
+JUDGE = "wikicontradict-judge"
+MATCH = "wikicontradict-match"
 
 PAPER_PER_CLASS: dict[str, dict[str, float]] = {
     "correct": {"precision": 0.726, "recall": 0.900, "f1": 0.804},
@@ -103,117 +106,156 @@ PAPER: dict[str, Any] = {
 """The paper's Table 3 row for its best open judge (section 5)."""
 
 SHORT = {"correct": "C", "partially_correct": "PC", "incorrect": "IC"}
+Z = 1.96
+"""Wilson at the rounded quantile the result files have always used."""
+RESAMPLES = 200
+"""No figure written here rests on the bootstrap: a few resamples keep the many calls fast."""
 
 
-Memo = dict[tuple[str, str, str, str], tuple[str, str]]
-"""(judge spec, sample id, template, response) -> (label, explanation), within one run."""
+@dataclass(frozen=True)
+class Labelled:
+    """One labelled response: its ``runs agree`` row and what the labels file says besides."""
+
+    row: LabelRow
+    model: str
+    system: str
+    run_id: str
+    group: str
+    """Which replay run holds it: the run it was read from, or its labels file."""
 
 
-async def _judge_all(bench: WikiContradict, labels: Sequence[HumanLabel],
-                     judge_of: Callable[[HumanLabel], str], settings: Settings, memo: Memo,
-                     ) -> tuple[list[str], list[str], list[dict[str, Any]]]:
-    """Judge labels and explanations in ``labels`` order, one judge model loaded at a time.
+@dataclass(frozen=True)
+class Column:
+    """One scorer column of the result: a scorer's verdicts in one replay run per group."""
 
-    A response this run has already put to the same judge is not asked again: decoding is
-    greedy, so the second call would only repeat the first.
+    scorer: str
+    runs: dict[str, RunResults]
+    """Group → the replay run holding that group's answers."""
+
+
+def read_labelled(path: Path, *, by_run: bool) -> list[Labelled]:
+    """The labels of ``path`` with their producer fields, grouped by source run or by file."""
+    raw = {number: json.loads(line) for number, line in
+           enumerate(path.read_text(encoding="utf-8").splitlines(), start=1) if line.strip()}
+    out = []
+    for row in read_labels(path):
+        fields = raw[row.line]
+        run_id = str(fields.get("run_id", ""))
+        out.append(Labelled(row, str(fields.get("model", "")), str(fields.get("system", "")),
+                            run_id, run_id if by_run and run_id else str(path)))
+    return out
+
+
+async def replay_runs(answers: Path, items: Sequence[Labelled], *, judge: Callable[[str], str],
+                      dataset: Path, settings: Settings, store: Path,
+                      calls: list[dict[str, Any]], column: str) -> dict[str, str]:
+    """One replay run of ``answers`` per group of ``items``; group → run id.
+
+    ``judge`` maps a group's producing model ("" for hand-written answers) to its judge's
+    spec, which is also the run's model: the replay system never calls it, and the producer's
+    weights need not be installed. Judge calls made are appended to ``calls``.
     """
-    predicted = [""] * len(labels)
-    why = [""] * len(labels)
-    groups: dict[str, list[int]] = {}
-    for i, item in enumerate(labels):
-        key = (judge_of(item), item.sample_id, item.template, item.response)
-        if key in memo:
-            predicted[i], why[i] = memo[key]
-        else:
-            groups.setdefault(judge_of(item), []).append(i)
-    calls: list[dict[str, Any]] = []
-    for spec, indexes in groups.items():
-        judge = open_llm(spec, settings=settings, cache=False)
-        since = time.time()  # the call log is shared by every judge of the run
-        started = time.perf_counter()
+    ids: dict[str, str] = {}
+    groups: dict[str, list[Labelled]] = {}
+    for item in items:
+        groups.setdefault(item.group, []).append(item)
+    for group, members in groups.items():
+        producer = _only_model(members)
+        spec = judge(producer)
+        run_filter = f"run_id={group}" if group != str(answers) else ""
+        started, since = time.perf_counter(), time.time()
+        summary = await run_evaluation(
+            "wikicontradict", system="replay", model=spec, judge=spec,
+            templates=sorted({m.row.template for m in members}, key=float),
+            options={"answers": str(answers), "filter": run_filter},
+            benchmark_options={"path": str(dataset)}, settings=settings, store_path=store,
+            cache=False, label=f"replay {group} ({producer or 'hand-written'}) judged by {spec}")
+        info = summary.info
+        ids[group] = info.run_id
+        judge_id = info.model_hashes.get("judge", "")
+        log = CallLog(settings.call_log_path)
         try:
-            scorer = JudgeScorer(judge)
-            for i in indexes:
-                predicted[i], why[i] = await _score(scorer, bench, labels[i])
-                item = labels[i]
-                memo[(spec, item.sample_id, item.template, item.response)] = (
-                    predicted[i], why[i])
+            rows = [r for r in log.summary(since=since) if r.model == judge_id]
         finally:
-            await judge.aclose()
-        seconds = time.perf_counter() - started
-        for row in judge.call_log.summary(since=since) if judge.call_log else []:
-            calls.append({"judge": spec, "model_id": judge.backend.model_id,
-                          "responses": len(indexes), "seconds": seconds, "calls": row.calls,
-                          "prompt_tokens": row.prompt_tokens,
-                          "cached_prompt_tokens": row.cached_prompt_tokens,
-                          "completion_tokens": row.completion_tokens,
-                          "mean_latency_s": row.mean_latency_s})
-    return predicted, why, calls
+            log.close()
+        for r in rows:
+            calls.append({"scorer": column, "judge": info.config.get("judge_spec"),
+                          "run_id": info.run_id, "model_id": judge_id,
+                          "responses": summary.new_outputs, "seconds":
+                          time.perf_counter() - started, "calls": r.calls,
+                          "prompt_tokens": r.prompt_tokens,
+                          "cached_prompt_tokens": r.cached_prompt_tokens,
+                          "completion_tokens": r.completion_tokens,
+                          "mean_latency_s": r.mean_latency_s})
+        print(f"  {column}: run {info.run_id} ({group}, answers of {producer or 'a person'}, "
+              f"judge {spec}): {summary.complete}/{summary.items} scored, "
+              f"{len(summary.failures)} failures", flush=True)
+    return ids
 
 
-async def _score(scorer: Scorer, bench: WikiContradict, item: HumanLabel) -> tuple[str, str]:
-    samples = _samples(bench)
-    if item.sample_id not in samples:
-        raise FreshwikiError(
-            f"human label for unknown sample {item.sample_id!r}",
-            hint="the labels file must name samples of the WikiContradict dataset.",
-        )
-    task = bench.render(samples[item.sample_id], item.template)
-    score = await scorer.score(task, Output(text=item.response))
-    return score.label or "", score.explanation
+def measure(column: Column, items: Sequence[Labelled], path: Path) -> RunAgreement:
+    """``runs agree`` of the column's scorer over ``items``, each against its own run."""
+    by_group: dict[str, list[LabelRow]] = {}
+    for item in items:
+        by_group.setdefault(item.group, []).append(item.row)
+    return agree_runs([(column.runs[g], rows) for g, rows in by_group.items()], path,
+                      column.scorer, z=Z, resamples=RESAMPLES)
 
 
-_SAMPLES: dict[int, dict[str, Any]] = {}
+def report_json(result: RunAgreement) -> dict[str, Any]:
+    """A ``runs agree`` result in the result files' scorer schema (the paper's Table 3)."""
+    names = [*LABELS, *(c for c in result.classes if c not in LABELS)]
+    index = {c: k for k, c in enumerate(result.classes)}
+    per = {c.label: c for c in result.per_class}
+
+    def pair(interval: Any) -> list[float] | None:
+        return None if interval is None else [interval.low, interval.high]
+
+    per_class: dict[str, Any] = {}
+    for name in names:
+        c = per.get(name)
+        tp = result.matrix[index[name]][index[name]] if name in index else 0
+        per_class[name] = {
+            "precision": (c.precision if c else None) or 0.0,
+            "recall": (c.recall if c else None) or 0.0, "f1": (c.f1 if c else None) or 0.0,
+            "tp": tp, "fp": (c.predicted - tp) if c else 0, "fn": (c.support - tp) if c else 0,
+            "precision_ci95": pair(c.precision_ci if c else None),
+            "recall_ci95": pair(c.recall_ci if c else None)}
+    return {"n": result.n, "per_class": per_class, "macro_f1": result.macro_f1 or 0.0,
+            "accuracy": result.accuracy or 0.0,
+            "kappa": 1.0 if result.kappa is None else result.kappa,
+            "confusion": {g: {p: (result.matrix[index[g]][index[p]]
+                                  if g in index and p in index else 0) for p in names}
+                          for g in names}}
 
 
-def _samples(bench: WikiContradict) -> dict[str, Any]:
-    if id(bench) not in _SAMPLES:
-        _SAMPLES[id(bench)] = {s.id: s for s in bench.samples()}
-    return _SAMPLES[id(bench)]
+def short_row(result: RunAgreement) -> dict[str, Any]:
+    """Accuracy, kappa, macro-F1 and the 'correct' class's P/R/F1 of one ``runs agree``."""
+    full = report_json(result)
+    correct = full["per_class"]["correct"]
+    return {"n": full["n"], "accuracy": full["accuracy"], "kappa": full["kappa"],
+            "macro_f1": full["macro_f1"], "correct_precision": correct["precision"],
+            "correct_recall": correct["recall"], "correct_f1": correct["f1"]}
 
 
-def short_row(gold: Sequence[str], predicted: Sequence[str]) -> dict[str, Any]:
-    """Accuracy, kappa, macro-F1 and the 'correct' class's P/R/F1 of one scorer."""
-    report = agreement_report(gold, predicted)
-    correct = report.per_class["correct"]
-    return {"n": report.n, "accuracy": report.accuracy, "kappa": report.kappa,
-            "macro_f1": report.macro_f1, "correct_precision": correct.precision,
-            "correct_recall": correct.recall, "correct_f1": correct.f1}
+def _shares(result: RunAgreement) -> tuple[dict[str, float], dict[str, float]]:
+    """(labels', scorer's) share of each class over the answers compared."""
+    per = {c.label: c for c in result.per_class}
+    return ({lab: (per[lab].support if lab in per else 0) / result.n for lab in LABELS},
+            {lab: (per[lab].predicted if lab in per else 0) / result.n for lab in LABELS})
 
 
-def _by(key: Callable[[HumanLabel], str], labels: Sequence[HumanLabel], gold: list[str],
-        predicted: dict[str, list[str]]) -> dict[str, dict[str, Any]]:
-    """``{group: {scorer: short row}}`` for every value of ``key``."""
-    out: dict[str, dict[str, Any]] = {}
-    for value in sorted({key(h) for h in labels}):
-        idx = [i for i, h in enumerate(labels) if key(h) == value]
-        out[value] = {name: short_row([gold[i] for i in idx], [p[i] for i in idx])
-                      for name, p in predicted.items()}
-    return out
-
-
-def _shares(labels: Sequence[HumanLabel], gold: list[str], predicted: dict[str, list[str]],
-            key: Callable[[HumanLabel], str]) -> dict[str, dict[str, dict[str, float]]]:
-    """Per group, the share of each class by human and by each scorer (the paper's Table 4)."""
-    out: dict[str, dict[str, dict[str, float]]] = {}
-    columns = {"human": gold, **predicted}
-    for value in sorted({key(h) for h in labels}):
-        idx = [i for i, h in enumerate(labels) if key(h) == value]
-        out[value] = {name: {lab: sum(col[i] == lab for i in idx) / len(idx) for lab in LABELS}
-                      for name, col in columns.items()}
-    return out
-
-
-def _print_report(name: str, gold: list[str], predicted: list[str]) -> None:
-    r = agreement_report(gold, predicted)
-    cells = "  ".join(f"{SHORT[lab]} {s.precision:.3f}/{s.recall:.3f}/{s.f1:.3f}"
-                      for lab, s in r.per_class.items() if lab in SHORT)
-    print(f"  {name:<30} n={r.n:<4} acc {r.accuracy:.3f}  macro-F {r.macro_f1:.3f}  "
-          f"kappa {r.kappa:.3f}  (P/R/F) {cells}")
-    names = [lab for lab in r.confusion if lab in SHORT]
+def _print_report(name: str, result: RunAgreement) -> None:
+    full = report_json(result)
+    cells = "  ".join(f"{SHORT[lab]} {s['precision']:.3f}/{s['recall']:.3f}/{s['f1']:.3f}"
+                      for lab, s in full["per_class"].items() if lab in SHORT)
+    print(f"  {name:<30} n={full['n']:<4} acc {full['accuracy']:.3f}  macro-F "
+          f"{full['macro_f1']:.3f}  kappa {full['kappa']:.3f}  (P/R/F) {cells}")
+    names = [lab for lab in full["confusion"] if lab in SHORT]
     print("      human \\ scorer " + "".join(f"{SHORT[n]:>5}" for n in names))
     for g in names:
-        print(f"      {SHORT[g]:>14} " + "".join(f"{r.confusion[g][p]:>5}" for p in names))
+        print(f"      {SHORT[g]:>14} "
+              + "".join(f"{full['confusion'][g][p]:>5}" for p in names))
 
 
 def _print_paper() -> None:
@@ -223,76 +265,91 @@ def _print_paper() -> None:
           f"{PAPER['macro_f1']:.3f}  (template 5 only)  (P/R/F) {cells}")
 
 
-async def _evaluate(bench: WikiContradict, labels: list[HumanLabel],
-                    judges: dict[str, Callable[[HumanLabel], str]], settings: Settings,
-                    show_errors: bool) -> dict[str, Any]:
-    """Score ``labels`` with every judge rule and with the matcher.
+def _verdict(column: Column, item: Labelled) -> tuple[str, str, Any]:
+    """(label, explanation, sample metadata) the column's run gave ``item`` ("" if none)."""
+    for i in column.runs[item.group].items:
+        if (i.sample_id, i.template, i.scorer) == (item.row.sample_id, item.row.template,
+                                                   column.scorer):
+            return str(i.label or ""), i.explanation, i.metadata
+    return "", "", {}
 
-    ``judges`` maps a scorer name to the judge model of each response; the first rule is the
-    one the breakdown by judge shows.
+
+def evaluate_columns(items: list[Labelled], columns: dict[str, Column], judges: dict[str, str],
+                     path: Path, show_errors: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Every figure of one labelled set from its runs; (result, agreements for printing).
+
+    ``judges`` names the columns that are judges (whose spec each item records); the first is
+    the one the breakdown by judge shows.
     """
-    gold = [h.label for h in labels]
-    predicted: dict[str, list[str]] = {}
-    explanations: dict[str, list[str]] = {}
-    calls: list[dict[str, Any]] = []
-    memo: Memo = {}
-    for name, judge_of in judges.items():
-        predicted[name], explanations[name], new_calls = await _judge_all(
-            bench, labels, judge_of, settings, memo)
-        calls.extend({"scorer": name, **c} for c in new_calls)
-    matcher = MatchScorer()
-    predicted[matcher.name], explanations[matcher.name] = [], []
-    for item in labels:
-        label, why = await _score(matcher, bench, item)
-        predicted[matcher.name].append(label)
-        explanations[matcher.name].append(why)
+    gold = [i.row.label for i in items]
+    whole = {name: measure(col, items, path) for name, col in columns.items()}
+    verdicts = {name: [_verdict(col, i) for i in items] for name, col in columns.items()}
+    specs = {name: {g: str(run.info.config.get("judge_spec")) for g, run in
+                    columns[name].runs.items()} for name in judges}
+    metadata = [next((v[2] for v in (verdicts[n][k] for n in columns) if v[2]), {})
+                for k in range(len(items))]
+
+    def by(key: Callable[[int], str], names: Sequence[str]) -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        for value in sorted({key(k) for k in range(len(items))}):
+            chosen = [items[k] for k in range(len(items)) if key(k) == value]
+            out[value] = {name: short_row(measure(columns[name], chosen, path))
+                          for name in names}
+        return out
+
+    def shares(key: Callable[[int], str]) -> dict[str, dict[str, dict[str, float]]]:
+        out: dict[str, dict[str, dict[str, float]]] = {}
+        for value in sorted({key(k) for k in range(len(items))}):
+            chosen = [items[k] for k in range(len(items)) if key(k) == value]
+            results = {name: measure(col, chosen, path) for name, col in columns.items()}
+            first = next(iter(results.values()))
+            out[value] = {"human": _shares(first)[0],
+                          **{name: _shares(r)[1] for name, r in results.items()}}
+        return out
+
     if show_errors:
-        for name, labs in predicted.items():
-            for item, p, w in zip(labels, labs, explanations[name], strict=True):
-                if p != item.label:
-                    print(f"  [{name}] {item.sample_id} t{item.template} {item.model}: human "
-                          f"{item.label} ({item.reason}), scorer {p} -- {w}")
-    items = [{"sample_id": h.sample_id, "template": h.template, "model": h.model,
-              "system": h.system, "run_id": h.run_id, "human": h.label,
-              **{f"{name} spec": judge_of(h) for name, judge_of in judges.items()},
-              **{name: predicted[name][i] for name in predicted},
-              **{f"{name} explanation": explanations[name][i] for name in predicted}}
-             for i, h in enumerate(labels)]
-    first_name, first_rule = next(iter(judges.items()))
+        for name in columns:
+            for item, (label, why, _) in zip(items, verdicts[name], strict=True):
+                if label and label != item.row.label:
+                    print(f"  [{name}] {item.row.sample_id} t{item.row.template} {item.model}: "
+                          f"human {item.row.label}, scorer {label} -- {why}")
+    result_items = [{"sample_id": i.row.sample_id, "template": i.row.template, "model": i.model,
+                     "system": i.system, "run_id": i.run_id, "human": i.row.label,
+                     **{f"{name} spec": specs[name][i.group] for name in judges},
+                     **{name: verdicts[name][k][0] for name in columns},
+                     **{f"{name} explanation": verdicts[name][k][1] for name in columns}}
+                    for k, i in enumerate(items)]
+    first = next(iter(judges))
+    names = list(columns)
+    left_out = {name: list(r.no_verdict) + list(r.text_differs)
+                for name, r in whole.items() if r.no_verdict or r.text_differs}
     return {
-        "n": len(labels),
+        "n": len(items),
         "label_counts": {lab: gold.count(lab) for lab in LABELS},
-        "scorers": {name: agreement_report(gold, p).to_json() for name, p in predicted.items()},
-        "judge_calls": calls,
-        "by_template": _by(lambda h: h.template, labels, gold, predicted),
-        "by_model": _by(lambda h: h.model or "(hand-written)", labels, gold, predicted),
-        "by_system": _by(lambda h: h.system or "(hand-written)", labels, gold, predicted),
-        "by_contradiction": _by(_contradiction(bench), labels, gold, predicted),
-        "by_judge": _by(first_rule, labels, gold, {first_name: predicted[first_name]}),
-        "shares_by_model": _shares(labels, gold, predicted,
-                                   lambda h: h.model or "(hand-written)"),
-        "shares_by_template": _shares(labels, gold, predicted, lambda h: h.template),
-        "items": items,
-        "_gold": gold, "_predicted": predicted,
-    }
+        "scorers": {name: report_json(r) for name, r in whole.items()},
+        "by_template": by(lambda k: items[k].row.template, names),
+        "by_model": by(lambda k: items[k].model or "(hand-written)", names),
+        "by_system": by(lambda k: items[k].system or "(hand-written)", names),
+        "by_contradiction": by(lambda k: str(metadata[k].get("contradiction")), names),
+        "by_judge": by(lambda k: specs[first][items[k].group], [first]),
+        "shares_by_model": shares(lambda k: items[k].model or "(hand-written)"),
+        "shares_by_template": shares(lambda k: items[k].row.template),
+        "items": result_items,
+        "left_out": left_out,
+    }, whole
 
 
-def _contradiction(bench: WikiContradict) -> Callable[[HumanLabel], str]:
-    samples = _samples(bench)
-    return lambda h: str(samples[h.sample_id].metadata["contradiction"])
-
-
-def _print_set(title: str, labels: list[HumanLabel], result: dict[str, Any]) -> None:
-    gold, predicted = result.pop("_gold"), result.pop("_predicted")
+def _print_set(title: str, items: list[Labelled], columns: dict[str, Column], path: Path,
+               result: dict[str, Any], whole: dict[str, RunAgreement]) -> None:
     print(f"\n== {title}: {result['n']} responses {result['label_counts']}")
-    for name, p in predicted.items():
-        _print_report(name, gold, p)
+    for name, r in whole.items():
+        _print_report(name, r)
     _print_paper()
-    for template in sorted({h.template for h in labels}):
-        idx = [i for i, h in enumerate(labels) if h.template == template]
+    for template in sorted({i.row.template for i in items}, key=float):
         print(f"  template {template}:")
-        for name, p in predicted.items():
-            _print_report(name, [gold[i] for i in idx], [p[i] for i in idx])
+        chosen = [i for i in items if i.row.template == template]
+        for name, col in columns.items():
+            _print_report(name, measure(col, chosen, path))
     for group in ("by_model", "by_system", "by_contradiction", "by_judge"):
         for value, rows in result[group].items():
             for name, row in rows.items():
@@ -304,10 +361,29 @@ def _print_set(title: str, labels: list[HumanLabel], result: dict[str, Any]) -> 
                           for col, shares in cols.items())
         print(f"  shares C/PC/IC % {value:<28} {shown}")
     for call in result["judge_calls"]:
-        print(f"  {call['scorer']} {call['judge']}: {call['responses']} responses in "
-              f"{call['seconds']:.0f} s, prompt tokens {call['prompt_tokens']} "
+        print(f"  {call['scorer']} {call['judge']} (run {call['run_id']}): {call['responses']} "
+              f"responses in {call['seconds']:.0f} s, prompt tokens {call['prompt_tokens']} "
               f"({call['cached_prompt_tokens']} from the KV cache), completion "
               f"{call['completion_tokens']}")
+    for name, left in result["left_out"].items():
+        print(f"  {name}: {len(left)} label(s) without a verdict or of another text: "
+              f"{', '.join(left)}")
+
+
+def _load(store: Path, ids: dict[str, str]) -> dict[str, RunResults]:
+    with ResultsStore(store) as opened:
+        return {group: opened.load_run(run_id) for group, run_id in ids.items()}
+
+
+def _relative(path: Path) -> str:
+    resolved = path.resolve()
+    return str(resolved.relative_to(ROOT)) if resolved.is_relative_to(ROOT) else str(path)
+
+
+def _only_model(members: Sequence[Labelled]) -> str:
+    """The producing model, when the answers name exactly one; else ""."""
+    named = {m.model for m in members}
+    return named.pop() if len(named) == 1 else ""
 
 
 async def main(argv: list[str]) -> int:
@@ -324,11 +400,13 @@ async def main(argv: list[str]) -> int:
                         "answers included (default: %(default)s; 'none' to skip)")
     parser.add_argument("--labels", type=Path, action="append",
                         help="labels JSONL replacing the hand-written set (default: built-in; "
-                        "repeat to pool several files)")
+                        "repeat to pool several files; each file is one replay run)")
+    parser.add_argument("--real-labels", type=Path, default=REAL_LABELS,
+                        help="labels JSONL of the real set (default: %(default)s)")
     parser.add_argument("--items", default=None,
-                        help="with --labels: keep only WikiContradict items LO-HI (by the "
+                        help="with --labels: count only WikiContradict items LO-HI (by the "
                         "number in wc-NNN-qM), e.g. 0-20 for a development half and 21-41 "
-                        "for the half held out")
+                        "for the half held out (the run still judges the whole file)")
     parser.add_argument("--sample", default=None,
                         help="with --labels: what the result file says about in / out of "
                         "sample (default: 'as the labels file says')")
@@ -344,34 +422,42 @@ async def main(argv: list[str]) -> int:
     parser.add_argument("--show-errors", action="store_true", help="print each disagreement")
     args = parser.parse_args(argv)
 
-    bench = WikiContradict.from_file(args.dataset)
-    home = tempfile.mkdtemp(prefix="fw-wcjudge-")
-    os.environ["FRESHWIKI_HOME"] = home
     overrides = {"n_threads": args.threads} if args.threads else {}
     settings = load_settings(overrides).settings
+    store = default_results_path(settings)
 
     if args.which in ("real", "both"):
-        real = builtin_real_labels()
-
-        def real_judge(item: HumanLabel) -> str:
-            if args.real_judge != "default":
-                return str(args.real_judge)
-            return default_judge(item.model, settings).spec
-
-        judges: dict[str, Callable[[HumanLabel], str]] = {"wikicontradict-judge": real_judge}
+        path = args.real_labels
+        real = read_labelled(path, by_run=True)
+        judges = {JUDGE: str(args.real_judge)}
         if args.also_judge != "none":
-            judges[f"wikicontradict-judge [{args.also_judge} for all]"] = (
-                lambda _h: str(args.also_judge))
-        result = await _evaluate(bench, real, judges, settings, args.show_errors)
-        _print_set("real responses", real, result)
-        models = sorted({h.model for h in real})
-        self_judged = {name: sum(rule(h) == h.model for h in real)
-                       for name, rule in judges.items()}
-        path = write_result(args.real_out, {
-            "labels_file": "src/freshwiki/benchmarks/wikicontradict/validation/real_labels.jsonl",
+            judges[f"{JUDGE} [{args.also_judge} for all]"] = str(args.also_judge)
+        calls: list[dict[str, Any]] = []
+        ids: dict[str, dict[str, str]] = {}
+        for name, given in judges.items():
+
+            def judge_of(producer: str, given: str = given) -> str:
+                # The runner's own default-judge rule, not a copy of it.
+                return (default_judge(producer, settings).spec if given == "default"
+                        else given)
+
+            ids[name] = await replay_runs(path, real, judge=judge_of, dataset=args.dataset,
+                                          settings=settings, store=store, calls=calls,
+                                          column=name)
+        columns = {name: Column(JUDGE, _load(store, run_ids)) for name, run_ids in ids.items()}
+        columns[MATCH] = Column(MATCH, columns[JUDGE].runs)
+        result, whole = evaluate_columns(real, columns, judges, path, args.show_errors)
+        result["judge_calls"] = calls
+        _print_set("real responses", real, columns, path, result, whole)
+        models = sorted({i.model for i in real})
+        self_judged = {name: sum(result["items"][k][f"{name} spec"] == i.model
+                                 for k, i in enumerate(real)) for name in judges}
+        written = write_result(args.real_out, {
+            "labels_file": _relative(path),
             "judge_rule": "default" if args.real_judge == "default" else args.real_judge,
             "also_judge": args.also_judge,
-            "self_judged": self_judged, "producers": models, "paper": PAPER, **result,
+            "self_judged": self_judged, "producers": models, "paper": PAPER,
+            "runs": ids, **result,
         }, data=data_provenance(
             {"real": 1.0},
             sample="out of sample. The responses are real outputs of the three local models "
@@ -390,28 +476,41 @@ async def main(argv: list[str]) -> int:
                    "its reading of the paper's rules",
             figure="measured",
             sources="responses from `freshwiki eval wikicontradict` runs (run ids per item; "
-                    "../shared/data/wikicontradict/wikicontradict.json, MIT), labels and "
+                    "../shared/data/wikicontradict/wikicontradict.json, MIT), replayed through "
+                    "the runner by the replay system (run ids under `runs`); labels and "
                     "one-line reasons in validation/real_labels.jsonl",
             labelled_by="one reader (an AI assistant, Claude), by reading each response "
                         "against its question, passages and gold answers; no second labeller",
             responses=len(real)))
-        print(f"results: {path}")
+        print(f"results: {written}")
 
     if args.which in ("handwritten", "both"):
-        hand = ([h for path in args.labels for h in load_human_labels(path)] if args.labels
-                else builtin_human_labels())
+        files = args.labels or [HUMAN_LABELS]
+        hand = [i for f in files for i in read_labelled(f, by_run=False)]
+        calls = []
+        run_ids = {}
+        for f in files:
+            run_ids.update(await replay_runs(
+                f, [i for i in hand if i.group == str(f)], judge=lambda _m: str(args.judge),
+                dataset=args.dataset, settings=settings, store=store, calls=calls,
+                column=JUDGE))
         if args.items:
             low, high = (int(x) for x in args.items.split("-"))
-            hand = [h for h in hand if low <= int(h.sample_id.split("-")[1]) <= high]
-        result = await _evaluate(bench, hand,
-                                 {"wikicontradict-judge": lambda _h: str(args.judge)},
-                                 settings, args.show_errors)
-        named = ", ".join(str(p) for p in args.labels or [])
-        _print_set("hand-written responses" if args.labels is None else named, hand, result)
+            hand = [i for i in hand if low <= int(i.row.sample_id.split("-")[1]) <= high]
+        runs = _load(store, run_ids)
+        columns = {JUDGE: Column(JUDGE, runs), MATCH: Column(MATCH, runs)}
+        path = files[0] if len(files) == 1 else Path("+".join(map(str, files)))
+        result, whole = evaluate_columns(hand, columns, {JUDGE: str(args.judge)}, path,
+                                         args.show_errors)
+        result["judge_calls"] = calls
+        named = ", ".join(_relative(p) for p in args.labels or [])
+        _print_set("hand-written responses" if args.labels is None else named, hand, columns,
+                   path, result, whole)
         builtin = args.labels is None
-        path = write_result(args.out, {
+        written = write_result(args.out, {
             "judge": args.judge, "labels_file": named or "built-in",
-            "items": args.items or "all", "paper": PAPER, **result,
+            "items": args.items or "all", "paper": PAPER,
+            "runs": {str(_relative(Path(g))): r for g, r in run_ids.items()}, **result,
         }, data=data_provenance(
             {"constructed": 1.0} if builtin else {"real": 1.0},
             sample="the matcher's rules and the 40 responses were written by the same person, "
@@ -421,7 +520,7 @@ async def main(argv: list[str]) -> int:
             sources="40 responses written by hand (not model outputs) to WikiContradict "
                     "questions, templates 4 and 5, labelled by hand" if builtin
             else f"responses and labels from {named}"))
-        print(f"results: {path}")
+        print(f"results: {written}")
     return 0
 
 

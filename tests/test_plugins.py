@@ -48,7 +48,7 @@ def test_the_builtin_names_are_the_ones_users_know() -> None:
         "chat_accuracy", "chat_latency", "claim_verification", "growover", "hellofresh-edits",
         "hellofresh-notes", "simulated-chat", "wikicontradict"]
     assert sorted(BUILTIN_SYSTEMS) == ["claim-verifier", "grounded", "rag", "ralm", "ralm-best",
-                                       "rilm", "search-agent", "vanilla", "zero-shot"]
+                                       "replay", "rilm", "search-agent", "vanilla", "zero-shot"]
     assert sorted(BUILTIN_SCORERS) == [
         "chat-accuracy", "chat-accuracy-rules", "chat-factuality", "chat-informational",
         "chat-natural", "chat-non-repetitive", "chat-relevant", "chat-temporally-correct",

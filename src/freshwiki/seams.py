@@ -161,6 +161,9 @@ class ScopedTemplates(Protocol):
     template and leaves out the pairs it refuses, so they are neither answered nor counted as
     missing. WikiContradict's templates 5.3 and 5.4 need hand-revised passages, which exist for
     some questions only; rendering them for the others would only record failures.
+
+    A :class:`System` may implement it too, and the runner then asks both: the ``replay``
+    system answers only the pairs it holds a recorded answer for.
     """
 
     def applies(self, sample: Sample, template: str) -> bool:

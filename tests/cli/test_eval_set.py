@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.invoke import run_main
-from tests.evaluation.test_agree import RUN, build, labels_file
+from tests.evaluation.test_agree import RUN, RUN_B, add_run_b, build, labels_file, pooled_labels
 
 
 @pytest.fixture(autouse=True)
@@ -101,3 +101,18 @@ def test_runs_agree_prints_kappa_and_the_confusion(
     code, out, err = run_main(["runs", "agree", RUN, "--labels", str(labels)], monkeypatch,
                               capsys)
     assert code == 2 and "--scorer" in err
+
+
+def test_runs_agree_pools_several_runs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str], _isolated_home: Path) -> None:
+    (_isolated_home / "runs").mkdir(parents=True)
+    with build(_isolated_home / "runs" / "runs.sqlite") as store:
+        add_run_b(store)
+    labels = pooled_labels(tmp_path / "labels.jsonl")
+    code, out, err = run_main(["runs", "agree", RUN, RUN_B[:6], "--labels", str(labels),
+                               "--scorer", "judge", "--json"], monkeypatch, capsys)
+    assert code == 0, err
+    data = json.loads(out)
+    # Hand-counted in tests/evaluation/test_agree.py: [[5, 5], [1, 3]], kappa 20/104.
+    assert data["confusion"] == [[5, 5], [1, 3]] and abs(data["kappa"] - 20 / 104) < 1e-12

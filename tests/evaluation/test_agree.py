@@ -13,7 +13,15 @@ from pathlib import Path
 import pytest
 
 from freshwiki.benchmarks import Output, Sample, Score
-from freshwiki.evaluation import LabelsError, ResultsStore, RunInfo, agree, read_labels
+from freshwiki.evaluation import (
+    LabelsError,
+    ResultsStore,
+    RunInfo,
+    agree,
+    agree_runs,
+    read_labels,
+    split_labels,
+)
 
 NOW = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
 RUN = "a9ee00000001"
@@ -118,3 +126,55 @@ def test_bad_scorer_choice_and_bad_labels_are_explained(tmp_path: Path) -> None:
     with pytest.raises(LabelsError, match=r"bad\.jsonl:3: s1/plain is labelled 'incorrect' "
                        "here and 'correct' at line 1"):
         read_labels(bad)
+
+
+RUN_B = "b0b000000002"
+
+
+def add_run_b(store: ResultsStore) -> None:
+    """A second run (another producer's answers to s1..s4): other texts, the judge says W."""
+    store.open_run(RunInfo(run_id=RUN_B, benchmark="tiny", system="replay", model="scripted:x",
+                           config={"templates": ["plain"], "scorers": ["judge"]},
+                           code_version="0", model_hashes={"model": "m"}, created_at=NOW,
+                           updated_at=NOW, label="replay/scripted:x"))
+    for index in range(1, 5):
+        sample = Sample(id=f"s{index}", input="q", targets=("a",))
+        store.commit_output(RUN_B, sample, "plain", Output(f"other answer s{index}"),
+                            sample_index=index)
+        store.commit_score(RUN_B, f"s{index}", "plain", "judge", Score(0.0, label=W))
+
+
+def pooled_labels(path: Path) -> Path:
+    labels_file(path)
+    more = [{"sample_id": f"s{k}", "template": "plain", "label": C,
+             "response": f"other answer s{k}"} for k in range(1, 5)]
+    with path.open("a", encoding="utf-8") as f:
+        f.write("".join(json.dumps(r) + "\n" for r in more))
+    return path
+
+
+def test_several_runs_pool_each_label_in_the_run_holding_its_text(tmp_path: Path) -> None:
+    with build(tmp_path / "runs.sqlite") as store:
+        add_run_b(store)
+        runs = [store.load_run(RUN), store.load_run(RUN_B)]
+    path = pooled_labels(tmp_path / "labels.jsonl")
+    rows = read_labels(path)
+    routed = split_labels(runs, rows, "judge")
+    # Run A takes its 10 read texts plus s11 (held by no run) and s12 (another text); run B
+    # the 4 "other answer" rows; the "match" row stays with run A (counted as another scorer).
+    assert [(run.info.run_id, len(labels)) for run, labels in routed] == [(RUN, 13),
+                                                                          (RUN_B, 4)]
+    result = agree_runs(routed, path, "judge", resamples=200)
+    # Run A as in the first test: [[5, 1], [1, 3]]; run B: 4 labelled C, judged W -> C/W + 4.
+    # Pooled [[5, 5], [1, 3]], n 14, agreement 8. Rows (10, 4), columns (6, 8):
+    #   kappa = (14*8 - (60 + 32)) / (14^2 - (60 + 32)) = 20 / 104.
+    assert result.matrix == ((5, 5), (1, 3)) and result.n == 14
+    assert result.kappa == pytest.approx(20 / 104)
+    assert result.run_id == f"{RUN}+{RUN_B}"
+    assert result.no_verdict == (f"{RUN}:s11/plain",)
+    assert result.text_differs == (f"{RUN}:s12/plain",)
+    # One run alone is what `agree` gives.
+    alone = agree_runs(split_labels(runs[:1], rows, "judge"), path, "judge", resamples=200)
+    assert alone.matrix == agree(runs[0], rows, path, "judge", resamples=200).matrix
+    with pytest.raises(LabelsError, match="no run"):
+        agree_runs([], path, "judge")

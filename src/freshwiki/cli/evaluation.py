@@ -36,7 +36,8 @@ def eval_command(
     option: Annotated[list[str] | None, typer.Option(
         "--option", "-o", help="System option KEY=VALUE, repeatable (rag: k, index, time; "
         "grounded: mode, k, index, refine; ralm: k, method; ralm-best: gate, k; rilm: gate, "
-        "dialogue_gate, k, tau, arr; search-agent: k, backend, control; an unknown key lists "
+        "dialogue_gate, k, tau, arr; search-agent: k, backend, control; replay: answers, "
+        "filter; an unknown key lists "
         "a system's options).")
     ] = None,
     benchmark_option: Annotated[list[str] | None, typer.Option(

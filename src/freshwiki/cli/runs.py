@@ -293,7 +293,9 @@ def import_(
 
 @app.command("agree")
 def agree_command(
-    run_id: Annotated[str, typer.Argument(help="Run id or unique prefix.")],
+    run_ids: Annotated[list[str], typer.Argument(
+        help="Run id or unique prefix; several runs (e.g. replay runs of several producers) "
+        "are pooled, each label compared in the first run that holds its answer.")],
     labels: Annotated[Path, typer.Option(
         "--labels", help="JSONL labels: sample_id, template, label (optional: scorer, "
         "response, labeller).")],
@@ -302,13 +304,13 @@ def agree_command(
         "scorer).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
-    """A scorer's or judge's verdicts in a run against labels: kappa, P/R/F1, confusion."""
-    from freshwiki.evaluation import ResultsStore, agree, read_labels
+    """A scorer's or judge's verdicts in one or more runs against labels: kappa, P/R/F1."""
+    from freshwiki.evaluation import ResultsStore, agree_runs, read_labels, split_labels
 
     rows = read_labels(labels)
     with ResultsStore(_existing_store()) as store:
-        results = store.load_run(run_id)
-    result = agree(results, rows, labels, scorer)
+        runs = [store.load_run(run_id) for run_id in run_ids]
+    result = agree_runs(split_labels(runs, rows, scorer), labels, scorer)
     if as_json:
         out.print_json(json.dumps(result.to_json()))
         return

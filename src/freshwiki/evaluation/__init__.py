@@ -11,8 +11,10 @@ from freshwiki.evaluation._agree import (
     LabelsError,
     RunAgreement,
     agree,
+    agree_runs,
     classifying_scorers,
     read_labels,
+    split_labels,
 )
 from freshwiki.evaluation._diff import Difference, diff_runs
 from freshwiki.evaluation._evalset import (
@@ -140,6 +142,7 @@ __all__ = [
     "TransferError",
     "UnknownRunError",
     "agree",
+    "agree_runs",
     "bootstrap_ci",
     "build_boards",
     "bundle_files",
@@ -172,6 +175,7 @@ __all__ = [
     "same_model",
     "select_runs",
     "sign_flip_p",
+    "split_labels",
     "summarize",
     "summary_rows",
     "wilson_ci",

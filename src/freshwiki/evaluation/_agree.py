@@ -219,6 +219,103 @@ def agree(run: RunResults, labels: Sequence[LabelRow], labels_path: Path,
         LabelsError: no scorer given and the run has several (or none) that classify, the
             scorer is not one of them, or no label matches a verdict.
     """
+    return agree_runs([(run, labels)], labels_path, scorer, resamples=resamples, seed=seed,
+                      z=z)
+
+
+def agree_runs(runs: Sequence[tuple[RunResults, Sequence[LabelRow]]], labels_path: Path,
+               scorer: str | None = None, *, resamples: int = 10_000, seed: int = 0,
+               z: float | None = None) -> RunAgreement:
+    """Like :func:`agree`, over several runs, each against its own labels, pooled.
+
+    A run holds one answer per sample and template, so answers of several producers to the
+    same prompt (a ``replay`` run per producer) are several runs; a judge's agreement with
+    people is still one figure over all of them. Each run's verdicts are matched with the
+    labels given beside it exactly as :func:`agree` matches them, and the matched pairs are
+    pooled into one confusion matrix. The result's ``run_id`` joins the runs' ids with
+    ``+``; its ``no_verdict`` and ``text_differs`` name ``RUN:SAMPLE/TEMPLATE`` when there is
+    more than one run.
+
+    Raises:
+        LabelsError: as :func:`agree`, for any run; also when ``scorer`` is omitted and the
+            runs' only classifying scorers differ, or no run is given.
+    """
+    if not runs:
+        raise LabelsError("no run to compare with labels", hint="give at least one run.")
+    chosen = {_scorer_of(run, scorer) for run, _ in runs}
+    if len(chosen) != 1:
+        raise LabelsError(f"the runs' classifying scorers differ ({', '.join(sorted(chosen))})",
+                          hint="choose one with --scorer NAME.")
+    scorer = chosen.pop()
+    gold: list[str] = []
+    predicted: list[str] = []
+    no_verdict: list[str] = []
+    differs: list[str] = []
+    other = 0
+    for run, rows in runs:
+        prefix = f"{run.info.run_id}:" if len(runs) > 1 else ""
+        verdicts = {(i.sample_id, i.template): i for i in run.items
+                    if i.scorer == scorer and i.label is not None}
+        for row in rows:
+            if row.scorer and row.scorer != scorer:
+                other += 1
+                continue
+            item = verdicts.get((row.sample_id, row.template))
+            name = f"{prefix}{row.sample_id}/{row.template}"
+            if item is None:
+                no_verdict.append(name)
+                continue
+            if row.response is not None and not _same_text(row.response, item.output):
+                differs.append(name)
+                continue
+            gold.append(row.label)
+            predicted.append(str(item.label))
+    run_id = "+".join(run.info.run_id for run, _ in runs)
+    if not gold:
+        raise LabelsError(
+            f"no label of {labels_path} matches a verdict of {scorer!r} in run {run_id} "
+            f"({len(no_verdict)} without a verdict, {len(differs)} of another text, {other} "
+            "for another scorer)",
+            hint="labels match by sample_id and template; is it the run that was labelled?")
+    labellers = tuple(sorted({r.labeller for _, rows in runs for r in rows if r.labeller}))
+    return _measure(run_id, scorer, labels_path, labellers, gold, predicted, no_verdict,
+                    differs, other, resamples, seed, z)
+
+
+def split_labels(runs: Sequence[RunResults], labels: Sequence[LabelRow],
+                 scorer: str | None = None) -> list[tuple[RunResults, list[LabelRow]]]:
+    """Each label beside the first run that holds its answer, for :func:`agree_runs`.
+
+    ``freshwiki runs agree RUN RUN ... --labels FILE`` names several runs and one labels file
+    (the replay runs of several producers, say). A label goes to the first run, in the order
+    given, with a verdict of ``scorer`` for its (sample, template) and, when the label carries
+    the text that was read, with that text as its answer; a label no run holds goes to the
+    first run, where it is counted as without a verdict (or of another text).
+
+    Raises:
+        LabelsError: as :func:`agree_runs` when ``scorer`` cannot be resolved, or no run is
+            given.
+    """
+    if not runs:
+        raise LabelsError("no run to compare with labels", hint="give at least one run.")
+    chosen = {_scorer_of(run, scorer) for run in runs}
+    if len(chosen) != 1:
+        raise LabelsError(f"the runs' classifying scorers differ ({', '.join(sorted(chosen))})",
+                          hint="choose one with --scorer NAME.")
+    name = chosen.pop()
+    answers = [{(i.sample_id, i.template): i.output for i in run.items
+                if i.scorer == name and i.label is not None} for run in runs]
+    routed: list[list[LabelRow]] = [[] for _ in runs]
+    for row in labels:
+        key = (row.sample_id, row.template)
+        home = next((k for k, held in enumerate(answers) if key in held and (
+            row.response is None or _same_text(row.response, held[key]))), 0)
+        routed[home].append(row)
+    return [(run, rows) for run, rows in zip(runs, routed, strict=True) if rows]
+
+
+def _scorer_of(run: RunResults, scorer: str | None) -> str:
+    """``scorer``, checked against the run's classifying scorers, or the run's only one."""
     run_id = run.info.run_id
     known = classifying_scorers(run)
     if scorer is None:
@@ -228,40 +325,11 @@ def agree(run: RunResults, labels: Sequence[LabelRow], labels_path: Path,
                 + (f" ({', '.join(known)})" if known else ""),
                 hint="choose one with --scorer NAME." if known else
                 "only a classifying scorer (or judge) can be compared with labels.")
-        scorer = known[0]
-    elif scorer not in known:
+        return known[0]
+    if scorer not in known:
         raise LabelsError(f"run {run_id} has no labels from scorer {scorer!r}",
                           hint=f"its classifying scorers: {', '.join(known) or '(none)'}.")
-    verdicts = {(i.sample_id, i.template): i for i in run.items
-                if i.scorer == scorer and i.label is not None}
-    gold: list[str] = []
-    predicted: list[str] = []
-    no_verdict: list[str] = []
-    differs: list[str] = []
-    other = 0
-    for row in labels:
-        if row.scorer and row.scorer != scorer:
-            other += 1
-            continue
-        item = verdicts.get((row.sample_id, row.template))
-        name = f"{row.sample_id}/{row.template}"
-        if item is None:
-            no_verdict.append(name)
-            continue
-        if row.response is not None and not _same_text(row.response, item.output):
-            differs.append(name)
-            continue
-        gold.append(row.label)
-        predicted.append(str(item.label))
-    if not gold:
-        raise LabelsError(
-            f"no label of {labels_path} matches a verdict of {scorer!r} in run {run_id} "
-            f"({len(no_verdict)} without a verdict, {len(differs)} of another text, {other} "
-            "for another scorer)",
-            hint="labels match by sample_id and template; is it the run that was labelled?")
-    labellers = tuple(sorted({r.labeller for r in labels if r.labeller}))
-    return _measure(run_id, scorer, labels_path, labellers, gold, predicted, no_verdict,
-                    differs, other, resamples, seed, z)
+    return scorer
 
 
 def _measure(run_id: str, scorer: str, labels_path: Path, labellers: tuple[str, ...],

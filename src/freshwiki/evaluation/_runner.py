@@ -23,7 +23,8 @@ committed and commits each score at once (:class:`~freshwiki.evaluation._store.R
 makes every commit exactly-once). Re-running the same command therefore continues where it
 stopped; a killed process loses at most the items in flight. A benchmark that asks some
 templates of only some samples (:class:`~freshwiki.benchmarks.ScopedTemplates`) has the other
-pairs left out of the work set altogether.
+pairs left out of the work set altogether; so does a system that implements the same
+``applies`` (``replay``, which answers only the pairs it has a recorded answer for).
 
 Judge: unless the user names one, the judge is the strongest available model, another one when
 it is at least as strong as the model under test, else the model under test itself
@@ -521,7 +522,8 @@ async def evaluate(
     run_id = make_run_id(identity)
     config = {
         **identity,
-        "data_location": data_location(benchmark, benchmark_options),
+        "data_location": _with_system_location(data_location(benchmark, benchmark_options),
+                                               system),
         "model_spec": model_spec,
         "judge_spec": judge_spec,
         "templates": chosen_templates,
@@ -549,9 +551,10 @@ async def evaluate(
             (sample.id, template, n) in done_scores for n in names
         )
 
-    scoped = benchmark if isinstance(benchmark, ScopedTemplates) else None
+    # The benchmark, and a system that can answer only some pairs, narrow the work set.
+    scopes = [x for x in (benchmark, system) if isinstance(x, ScopedTemplates)]
     work = [(i, s, t) for i, s in enumerate(samples) for t in chosen_templates
-            if scoped is None or scoped.applies(s, t)]
+            if all(scope.applies(s, t) for scope in scopes)]
     pending = [(i, s, t) for i, s, t in work if not complete(s, t)]
     already_done = len(work) - len(pending)
     counts = _Counts()
@@ -634,6 +637,18 @@ async def evaluate(
 
     return _summarise(store, run_id, samples, chosen_templates, names, already_done, counts,
                       [(s, t) for _, s, t in work])
+
+
+def _with_system_location(location: dict[str, Any], system: System) -> dict[str, Any]:
+    """``location`` plus the system's own ``data_location()`` (under ``system``), if any.
+
+    A system that reads data (``replay``'s answers file) is identified by its content in
+    ``describe()``; where that data was read from is recorded here, outside the identity.
+    """
+    locate = getattr(system, "data_location", None)
+    if callable(locate):
+        location = {**location, "system": dict(locate())}
+    return location
 
 
 def _placeholder_time() -> dt.datetime:

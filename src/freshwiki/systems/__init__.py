@@ -2,7 +2,8 @@
 
 ``vanilla`` asks the model alone; ``rag`` retrieves from the corpus index first; ``grounded``
 is the grounded chat; ``ralm``, ``ralm-best`` and ``rilm`` answer GrowOVER from its snapshot
-indexes; ``search-agent`` and ``zero-shot`` answer HelloFresh. Systems see only the seam types
+indexes; ``search-agent`` and ``zero-shot`` answer HelloFresh; ``replay`` answers with
+recorded texts (to validate a judge on labelled answers). Systems see only the seam types
 (:mod:`freshwiki.seams`), never a benchmark.
 """
 

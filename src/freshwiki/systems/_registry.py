@@ -26,6 +26,7 @@ BUILTIN_SYSTEMS: Mapping[str, str] = {
     "claim-verifier": "freshwiki.systems.claim_verifier:claim_verifier_system",
     "grounded": "freshwiki.systems.grounded:grounded_system",
     "rag": "freshwiki.systems.rag:rag_system",
+    "replay": "freshwiki.systems.replay:replay_system",
     "ralm": "freshwiki.systems.ralm:ralm_system",
     "ralm-best": "freshwiki.systems.rilm:ralm_best_system",
     "rilm": "freshwiki.systems.rilm:rilm_system",
