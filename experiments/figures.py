@@ -331,7 +331,7 @@ def day(date: Any) -> str:
     return f"{int(found.group(3))} {MONTHS[int(found.group(2)) - 1]} {found.group(1)}"
 
 
-def wilson(hits: int, n: int) -> list[float]:
+def share_with_interval(hits: int, n: int) -> list[float]:
     """``[share, low, high]``: a share and its Wilson 95 % interval (``freshwiki.stats``)."""
     interval = wilson_ci(int(hits), int(n))
     if interval is None:
@@ -510,7 +510,8 @@ def environment(results: Results) -> jinja2.Environment:
         short=lambda *names: short(*names, results=results),
         report_table=lambda path, heading: md_table(results.folder / path, heading),
         shares_text=shares_text, data_kind=data_kind, marks=marks,
-        generating_commands=generating_commands, result_files=results.names, wilson=wilson,
+        generating_commands=generating_commands, result_files=results.names,
+        wilson=share_with_interval,
         from_git=from_git, per_class=per_class, count_items=count_items, jsonl=jsonl,
         MINUS=MINUS)
     return env

@@ -344,7 +344,7 @@ def _measure(run_id: str, scorer: str, labels_path: Path, labellers: tuple[str, 
     p = np.array([code[x] for x in predicted], dtype=np.int64)
     size = len(order)
 
-    def kappas(indexes: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+    def agreement_per_resample(indexes: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
         values = np.empty(indexes.shape[0])
         for r, row in enumerate(indexes):
             counts = np.bincount(g[row] * size + p[row], minlength=size * size)
@@ -377,7 +377,7 @@ def _measure(run_id: str, scorer: str, labels_path: Path, labellers: tuple[str, 
         run_id=run_id, scorer=scorer, labels_path=labels_path, labellers=labellers, n=n,
         accuracy=hits / n, accuracy_ci=wilson_ci(hits, n, z=z),
         kappa=kappa_from_matrix(matrix),
-        kappa_ci=paired_bootstrap_ci(n, kappas, resamples=resamples, seed=seed),
+        kappa_ci=paired_bootstrap_ci(n, agreement_per_resample, resamples=resamples, seed=seed),
         classes=order, matrix=matrix, per_class=tuple(per_class),
         macro_f1=sum(defined) / len(defined) if defined else None,
         no_verdict=tuple(no_verdict), text_differs=tuple(differs), other_scorer=other)
