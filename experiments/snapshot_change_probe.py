@@ -175,6 +175,23 @@ def main(argv: Sequence[str] | None = None) -> None:
             examples.append({"id": r["id"], "truth": truth[-1], "aligner": lab.label,
                              "p_changed": round(p_changed, 3), "head": with_head[-1]})
     base, probe = recalls(truth, plain), recalls(truth, with_head)
+    changed_p = sorted((e["p_changed"] for e in examples if e["truth"] == "changed"),
+                       reverse=True)
+    unchanged_p = [e["p_changed"] for e in examples if e["truth"] == "unchanged"]
+    auc = (sum((c > u) + 0.5 * (c == u) for c in changed_p for u in unchanged_p)
+           / (len(changed_p) * len(unchanged_p))) if changed_p and unchanged_p else None
+    need = -(-int(GOALS["changed"] * 100) * probe["changed"]["true"] // 100)
+    cut = changed_p[need - 1] if len(changed_p) >= need else None
+    separation = {
+        "note": "diagnostic, in sample (it looks at the test labels): how well P(changed) "
+        "separates the labelled unchanged and changed sentences the head scored",
+        "scored": {"changed": len(changed_p), "unchanged": len(unchanged_p)},
+        "auc": round(auc, 4) if auc is not None else None,
+        "max_p_changed_on_changed": changed_p[0] if changed_p else None,
+        "threshold_for_changed_goal": cut,
+        "unchanged_above_that_threshold": (sum(u >= cut for u in unchanged_p)
+                                           if cut is not None else None),
+    }
     meets = all((probe[k]["recall"] or 0.0) >= g for k, g in GOALS.items())
     payload = {
         "what": "a logistic unchanged-vs-changed head on sentence-embedding pair features, "
@@ -194,6 +211,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "aligner_with_head": probe,
         "goals": GOALS,
         "meets_goals": meets,
+        "separation": separation,
         "default": "unchanged: the head does not meet both goals out of sample" if not meets
         else "meets both goals out of sample (not made default in this branch)",
         "unchanged_or_changed_examples": examples,
