@@ -209,7 +209,8 @@ def units_from_release(files: Mapping[str, Mapping[str, Any]]) -> tuple[list[Uni
         old_tags: dict[int, str] = {}
         where_c = f"{FILES['filtered_old']}:{page}.C"
         for pair in _field(_field(final_old[page], "C", where_c), "indices", where_c):
-            # Read as (old index, new index), as the GPT-4 filter reads them.
+            # Read as (old index, new index), as the GPT-4 filter reads them (the NLI stage
+            # builds the pair as (new, old); the one released pair is (14, 14) either way).
             old_tags[int(pair[0])] = "C"
             new_tags[int(pair[1])] = "C"
         runs: list[tuple[int, list[tuple[str, int, str]]]] = []
