@@ -32,6 +32,20 @@ ids). LLM calls go through the response cache (``--no-cache`` to pay again). Run
     .venv/bin/python experiments/claim_verification.py build
     .venv/bin/python experiments/claim_verification.py run [--limit N]
     .venv/bin/python experiments/claim_verification.py run --update --ids NEW_IDS.txt
+
+``run --external NAME`` runs verifiers on a public human-labelled set instead
+(``experiments/data/external/NAME/claims.jsonl``, rebuilt by ``external_sets.py build``; the
+``claim_verification`` benchmark's ``external`` option), each as a runner run with the
+claim as its own query when the set has no question. It writes
+``experiments/results/claim_verification_external_NAME.json``: SUPPORTS precision and recall,
+REFUTES recall and the share of not-supported claims called SUPPORTS, with Wilson 95 %
+intervals, beside the majority-class and always-SUPPORTS baselines on the same claims::
+
+    .venv/bin/python experiments/claim_verification.py run --external climate_fever \
+        --verifiers cloze-fast,checked,predicate,legacy-fast [--limit N]
+
+A malformed claims file stops the command before any model call, naming the file, the line and
+the field; no result file is written.
 """
 
 from __future__ import annotations
@@ -53,8 +67,19 @@ from rich.console import Console
 from rich.table import Table
 
 from _provenance import data_provenance, write_result
-from freshwiki.benchmarks.claim_verification import KINDS, claim_verification_benchmark
-from freshwiki.benchmarks.claim_verification.analysis import scores, verdict_row
+from freshwiki.benchmarks.claim_verification import (
+    KINDS,
+    LABEL_SET,
+    ClaimsError,
+    claim_verification_benchmark,
+)
+from freshwiki.benchmarks.claim_verification.analysis import (
+    constant_rows,
+    majority_label,
+    scores,
+    supports_scores,
+    verdict_row,
+)
 from freshwiki.config import load_settings
 from freshwiki.evaluation import ResultsStore, default_results_path, run_evaluation
 
@@ -68,7 +93,7 @@ LABELS = HERE / "data" / "claim_labels.jsonl"
 REVIEW = HERE / "data" / "qa_review.jsonl"
 RESULTS = HERE / "results" / "claim_verification.json"
 TODAY = dt.date(2026, 11, 24)
-LABEL_SET = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")
+EXTERNAL = HERE / "data" / "external"
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _STOP = frozenset({
     "a", "an", "the", "and", "or", "of", "in", "on", "at", "to", "for", "from", "by", "with",
@@ -269,6 +294,140 @@ def report(items: list[dict[str, Any]], results: dict[str, list[dict[str, Any]]]
     console.print(table)
 
 
+# -- public human-labelled sets ---------------------------------------------------------------
+
+EXTERNAL_VERIFIERS = ("cloze-fast", "checked", "predicate", "legacy-fast", "cloze-full",
+                      "legacy-full")
+"""The ``claim-verifier`` system's verifiers, as ``--verifiers`` takes them with ``--external``
+(the own-claims names, "cloze fast" etc., are accepted too)."""
+
+
+def _external_names(spec: str) -> list[str]:
+    names = [VERIFIERS.get(n.strip(), n.strip()) for n in spec.split(",") if n.strip()]
+    unknown = [n for n in names if n not in EXTERNAL_VERIFIERS]
+    if unknown:
+        raise SystemExit(f"--verifiers: unknown {unknown}; choose from "
+                         f"{', '.join(EXTERNAL_VERIFIERS)}")
+    return names
+
+
+async def run_external(benchmark: Any, options: dict[str, Any], names: list[str],
+                       args: argparse.Namespace, settings: Any
+                       ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, str]]:
+    """Each verifier as one runner run over the set's claims (resumed when run again)."""
+    store = args.store or default_results_path(settings)
+    console = Console(stderr=True)
+    out: dict[str, list[dict[str, Any]]] = {}
+    runs: dict[str, str] = {}
+    for name in names:
+        summary = await run_evaluation(
+            benchmark, system="claim-verifier",
+            options={"verifier": name, "today": TODAY.isoformat()}, judge=None,
+            limit=args.limit, benchmark_options=options, settings=settings,
+            store_path=store, cache=not args.no_cache, concurrency=1,
+            label=f"{options.get('external') or 'external'} {name}", console=console)
+        runs[name] = summary.info.run_id
+        print(f"{name}: run {summary.info.run_id}, {summary.complete}/{summary.items} complete, "
+              f"{len(summary.failures)} failed", file=sys.stderr)
+        with ResultsStore(store) as results:
+            out[name] = [verdict_row(sample_id, text, trace) for sample_id, _t, _m, text, trace
+                         in results.traces(summary.info.run_id)]
+    return out, runs
+
+
+def external_main(args: argparse.Namespace, settings: Any) -> int:
+    """``run --external NAME`` (or ``--external-path PATH``): see the module docstring."""
+    names = _external_names(args.verifiers)
+    options: dict[str, Any] = {"split": args.split}
+    if args.external_path:
+        options["external_path"] = str(args.external_path)
+    else:
+        options["external"] = args.external
+    try:
+        benchmark = claim_verification_benchmark(settings, options)
+    except ClaimsError as exc:  # before any run: nothing is written
+        print(f"error: {exc}\nhint: {exc.hint}", file=sys.stderr)
+        return 2
+    label = args.external or Path(args.external_path).parent.name
+    out = (Path(args.out) if args.out
+           else HERE / "results" / f"claim_verification_external_{label}.json")
+    manifest_path = (Path(args.external_path).parent if args.external_path
+                     else EXTERNAL / label) / "manifest.json"
+    manifest = (json.loads(manifest_path.read_text(encoding="utf-8"))
+                if manifest_path.is_file() else {})
+    started = time.perf_counter()
+    results, runs = asyncio.run(run_external(benchmark, options, names, args, settings))
+    if args.update and out.exists():
+        # The verifiers not run now keep their stored runs, read back from the store.
+        kept = json.loads(out.read_text(encoding="utf-8"))
+        if kept.get("model") != settings.model:
+            print(f"--update: {out.name} holds {kept.get('model')}, not {settings.model}; "
+                  "run without --update", file=sys.stderr)
+            return 2
+        with ResultsStore(args.store or default_results_path(settings)) as store:
+            for name, run_id in kept.get("runs", {}).items():
+                if name not in results:
+                    runs[name] = run_id
+                    results[name] = [verdict_row(sample_id, text, trace)
+                                     for sample_id, _t, _m, text, trace in store.traces(run_id)]
+    items = [{"id": r["id"], "label": r["label"], "kind": r["set"]} for r in benchmark.items]
+    judged = set.intersection(*({r["id"] for r in rows} for rows in results.values())) \
+        if results else set()
+    common = [i for i in items if i["id"] in judged]
+    majority = majority_label(common)
+    verifiers = {name: {"run": runs[name], **supports_scores(items, rows)}
+                 for name, rows in results.items()}
+    baselines = {f"majority class ({majority})": supports_scores(
+                     common, constant_rows(common, majority)),
+                 "always SUPPORTS": supports_scores(common, constant_rows(common, "SUPPORTS"))}
+    report_external(label, verifiers, baselines)
+    source = manifest.get("source", {})
+    labels = collections.Counter(i["label"] for i in common)
+    write_result(out, {
+        "set": label,
+        "model": settings.model,
+        "split": args.split,
+        "today": TODAY.isoformat(),
+        "claims": len(common),
+        "labels": {k: labels.get(k, 0) for k in LABEL_SET},
+        "majority label": majority,
+        "runs": runs,
+        "seconds": round(time.perf_counter() - started, 1),
+        "source": {k: source.get(k) for k in ("repo", "commit", "path", "licence")},
+        "sampling": manifest.get("sampling"),
+        "claims_sha256": manifest.get("claims_sha256"),
+        "verifiers": verifiers,
+        "baselines": baselines,
+    }, data=data_provenance(
+        {"real": 1.0},
+        sample="out of sample: no rule, prompt or threshold was tuned on this set",
+        sources=(f"{source.get('repo')} @ {source.get('commit')}, {source.get('path')} "
+                 f"({source.get('licence')}); rebuilt by {manifest.get('rebuild')}"),
+        claims=len(common),
+        labels="human labels from the source's own annotators, as the set's README says; "
+               "not written by this project"))
+    print(f"wrote {out}")
+    return 0
+
+
+def report_external(label: str, verifiers: dict[str, Any], baselines: dict[str, Any]) -> None:
+    """The figures as a table on the terminal."""
+    table = Table(title=f"{label}: external labels (95 % Wilson intervals)")
+    for column in ("verifier", "n", "SUPPORTS P", "SUPPORTS R", "REFUTES R",
+                   "not supported called SUPPORTS", "accuracy", "s/claim"):
+        table.add_column(column)
+
+    def cell(v: tuple[float, float, float]) -> str:
+        return f"{v[0]:.3f} [{v[1]:.2f}, {v[2]:.2f}]" if not math.isnan(v[0]) else "-"
+
+    for name, s in [*verifiers.items(), *baselines.items()]:
+        table.add_row(name, str(s["n"]), cell(s["SUPPORTS precision"]),
+                      cell(s["SUPPORTS recall"]), cell(s["REFUTES recall"]),
+                      cell(s["not supported called SUPPORTS"]), cell(s["accuracy"]),
+                      str(s["seconds per claim"]))
+    Console().print(table)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("step", choices=["build", "run", "report"])
@@ -285,8 +444,14 @@ def main() -> int:
                         "(the slowest one, when time is short; the report says so)")
     parser.add_argument("--update", action="store_true",
                         help="run: keep the stored verdicts of the verifiers not run now "
-                             "(a change to one verifier re-runs only that one)")
-    parser.add_argument("--split", choices=["dev", "test", "all"], default="test",
+                             "(a change to one verifier re-runs only that one; with "
+                             "--external, their runs are read back from the store)")
+    parser.add_argument("--external", default=None, metavar="NAME",
+                        help="run: a public human-labelled set under data/external/NAME "
+                             "instead of the project's claims")
+    parser.add_argument("--external-path", default=None, type=Path, metavar="PATH",
+                        help="run: any claims file in the external format (tests)")
+    parser.add_argument("--split", choices=["dev", "test", "train", "all"], default="test",
                         help="which claims to run and report (rules were only tuned on dev)")
     parser.add_argument("--store", type=Path, default=None,
                         help="the runs database (default: the home's runs/runs.sqlite)")
@@ -295,6 +460,12 @@ def main() -> int:
                              "claim_verification.json); the verdicts file goes beside it")
     args = parser.parse_args()
     settings = load_settings().settings
+    if args.external or args.external_path:
+        if args.step != "run":
+            parser.error("--external goes with run")
+        return external_main(args, settings)
+    if args.split == "train":
+        parser.error("--split train is for --external sets only")
     if args.step == "build":
         items = build(settings.data_dir, args.per_kind)
         CLAIMS.write_text("".join(json.dumps(i, ensure_ascii=False) + "\n" for i in items),

@@ -1,13 +1,27 @@
-"""The claim-verifier system's options: refused clearly, described fully."""
+"""The claim-verifier system: options refused clearly, the predicate and checked verifiers."""
 
 from __future__ import annotations
 
+import datetime as dt
+import json
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
 import pytest
 
+from freshwiki.benchmarks.claim_verification import claim_verification_benchmark
+from freshwiki.chat.facts import LexicalScorer
 from freshwiki.config import Settings
-from freshwiki.llm import LLM
+from freshwiki.llm import LLM, Message
 from freshwiki.llm.backends.scripted import ScriptedBackend
+from freshwiki.seams import Output
 from freshwiki.systems import SystemSetupError, load_system
+from freshwiki.systems.claim_verifier import ClaimVerifierSystem
+
+if TYPE_CHECKING:
+    from freshwiki.chat.facts import EmbeddingScorer
 
 
 def test_the_options_are_checked_and_described(settings: Settings) -> None:
@@ -19,3 +33,67 @@ def test_the_options_are_checked_and_described(settings: Settings) -> None:
         load_system("claim-verifier", llm, settings, {"verifier": "cloze"})
     with pytest.raises(SystemSetupError, match="not an ISO date"):
         load_system("claim-verifier", llm, settings, {"today": "24/11/2026"})
+
+
+# -- the predicate and checked verifiers on rows in the external format ------------------------
+
+FIXTURE = Path(__file__).parents[1] / "benchmarks" / "claim_verification" / "external_claims.jsonl"
+
+
+def _answers(*values: str) -> Callable[[Sequence[Message]], str]:
+    """A scripted reading call that fills its blanks with ``values`` (one per line)."""
+    def reply(messages: Sequence[Message]) -> str:
+        blanks = len(re.findall(r"(?m)^\d+\. .*___", messages[-1].content))
+        return json.dumps({"answers": list(values)[:blanks] + [""] * (blanks - len(values))})
+    return reply
+
+
+async def _verdict(settings: Settings, sample_id: str, verifier: str,
+                   *script: Callable[[Sequence[Message]], str]) -> Output:
+    benchmark = claim_verification_benchmark(
+        settings, {"external_path": str(FIXTURE), "split": "all", "ids": sample_id})
+    (sample,) = benchmark.samples()
+    llm = LLM(ScriptedBackend(list(script)))
+    # The word-overlap scorer stands in for the embedder (the system is typed for that one).
+    system = ClaimVerifierSystem(llm, verifier=verifier, today=dt.date(2026, 11, 24),
+                                 scorer=cast("EmbeddingScorer", LexicalScorer()))
+    return await system.respond(benchmark.render(sample, "claim"))
+
+
+async def test_checked_supports_a_claim_released_as_written(settings: Settings) -> None:
+    output = await _verdict(settings, "fixture:derny-built", "checked", _answers("1938"))
+    assert output.text == "SUPPORTS" and output.trace["calls"] == 1
+    assert "released" in output.trace["rationale"]
+
+
+async def test_checked_refutes_a_claim_the_reading_corrects(settings: Settings) -> None:
+    # 1951 is in no passage: the reading is asked for it and gives the passage's 1938.
+    output = await _verdict(settings, "fixture:derny-wrong-year", "checked", _answers("1938"))
+    assert output.text == "REFUTES"
+    assert output.trace["correction"] == "The Derny was first built in 1938."
+
+
+async def test_checked_says_not_enough_info_when_dropped_for_want_of_a_statement(
+    settings: Settings,
+) -> None:
+    output = await _verdict(settings, "fixture:derny-wrong-year", "checked", _answers(""))
+    assert output.text == "NOT ENOUGH INFO" and "dropped" in output.trace["rationale"]
+
+
+async def test_checked_takes_a_copied_sentence_without_a_call(settings: Settings) -> None:
+    output = await _verdict(settings, "fixture:liverwort-family", "checked")
+    assert output.text == "SUPPORTS" and output.trace["calls"] == 0
+
+
+async def test_predicate_never_calls_the_model_and_never_refutes(settings: Settings) -> None:
+    supported = await _verdict(settings, "fixture:derny-built", "predicate")
+    assert supported.text == "SUPPORTS" and supported.trace["calls"] == 0
+    wrong = await _verdict(settings, "fixture:derny-wrong-year", "predicate")
+    assert wrong.text == "NOT ENOUGH INFO" and "1951" in wrong.trace["rationale"]
+
+
+async def test_cloze_fast_reads_a_claim_with_no_question(settings: Settings) -> None:
+    # No question: every value of the claim is a blank, so the year is read and compared.
+    output = await _verdict(settings, "fixture:derny-wrong-year", "cloze-fast",
+                            _answers("Derny", "1938"))
+    assert output.text == "REFUTES" and output.trace["calls"] == 1

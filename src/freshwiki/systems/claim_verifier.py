@@ -13,7 +13,18 @@ The four verifiers are the chat's, called as the chat calls them for one claim:
   :func:`freshwiki.chat.verify_legacy.verify_each`);
 * ``cloze-fast`` / ``legacy-fast``: the fast mode's one-call check over an evidence block
   built from the passage's sentences chosen for the question (``check_batch`` /
-  ``verify_batch``).
+  ``verify_batch``);
+* ``predicate``: the checked mode's rules alone, no model call (:func:`predicate_verdict`):
+  SUPPORTS when the passage states the claim's values with its subject and its relation,
+  else NOT ENOUGH INFO (it never refutes);
+* ``checked``: the default chat mode's whole check of one answer sentence
+  (:func:`checked_verdict`): the rules, then one reading call for what they leave pending,
+  then release; SUPPORTS when released as written, REFUTES when corrected or dropped because
+  the reading gave another value, NOT ENOUGH INFO when dropped for want of a statement.
+
+A task whose query is the claim itself (a public set with no question) is checked with no
+question: every name, date and number of the claim is then a value to find, where a question
+would have given some of them.
 
 Options: ``verifier`` (default ``cloze-fast``) and ``today`` (ISO date the claims are judged
 on; default the real date, so pin it for a run you will resume another day).
@@ -35,7 +46,7 @@ if TYPE_CHECKING:
     from freshwiki.chat.facts import EmbeddingScorer
     from freshwiki.config import Settings
 
-VERIFIERS = ("cloze-fast", "legacy-fast", "cloze-full", "legacy-full")
+VERIFIERS = ("cloze-fast", "legacy-fast", "cloze-full", "legacy-full", "predicate", "checked")
 """The verifier names, as ``--option verifier=NAME`` takes them."""
 DEFAULTS: Mapping[str, Any] = {"verifier": "cloze-fast", "today": ""}
 
@@ -85,7 +96,9 @@ class ClaimVerifierSystem:
                            text=doc.text)
         calls = TurnCalls(self.llm)
         started = time.perf_counter()
-        check = await self._check(calls, task.sample.input, task.query, passage)
+        # The claim as its own query asks nothing: its values are all to be found.
+        question = task.query if task.query.strip() != task.sample.input.strip() else None
+        check = await self._check(calls, task.sample.input, question, passage)
         seconds = time.perf_counter() - started
         usage = Usage(prompt_tokens=sum(r.prompt_tokens for r in calls.records),
                       completion_tokens=sum(r.completion_tokens for r in calls.records),
@@ -99,7 +112,7 @@ class ClaimVerifierSystem:
                    "correction": check.correction, "seconds": round(seconds, 3),
                    "calls": len(calls.records), "cache_hits": hits})
 
-    async def _check(self, calls: TurnCalls, claim: str, question: str,
+    async def _check(self, calls: TurnCalls, claim: str, question: str | None,
                      passage: Evidence) -> ClaimCheck:
         from freshwiki.chat.facts import evidence_block, select_sentences
         from freshwiki.chat.verify import check_batch, check_each, hidden
@@ -107,6 +120,10 @@ class ClaimVerifierSystem:
 
         book = PassageBook()
         book.add(passage)
+        if self.verifier == "predicate":
+            return predicate_verdict(claim, question, passage, book)
+        if self.verifier == "checked":
+            return await checked_verdict(calls, claim, question, passage, book, self.today)
         if self.verifier == "legacy-full":
             [check] = await verify_each(calls, [claim], [[passage]], book, self.today)
             return check
@@ -115,7 +132,7 @@ class ClaimVerifierSystem:
             [check] = await check_each(calls, [claim], [[passage]], book, self.today, scorer,
                                        question=question)
             return check
-        selections = select_sentences(question, [passage], scorer)
+        selections = select_sentences(question or claim, [passage], scorer)
         block = evidence_block(selections, [hidden(claim, question)], [[passage]], book, scorer)
         if self.verifier == "legacy-fast":
             [check] = await verify_batch(calls, [claim], [[passage]], book,
@@ -127,6 +144,97 @@ class ClaimVerifierSystem:
 
     async def aclose(self) -> None:
         """Holds nothing to close; the LLM belongs to the caller."""
+
+
+def predicate_verdict(claim: str, question: str | None, passage: Evidence,
+                      book: PassageBook) -> ClaimCheck:
+    """The checked mode's rules on one claim, no model call: SUPPORTS or NOT ENOUGH INFO.
+
+    Each sentence of the claim (:func:`~freshwiki.chat.checked.split_answer`) goes through
+    :func:`~freshwiki.chat.checked.apply_rules`. It counts as stated when it is a sentence of
+    the passage word for word, or when the predicate check finds an evidence sentence with
+    every value and the subject (``spans``), the relation in the passage's words (``holds``), no
+    other doer, no strong relation paraphrased and no contrary one. What the chat would
+    leave to its reading call (a single value, a relation in other words) is not stated by
+    the rules, so it is NOT ENOUGH INFO here: without a reading nothing is refuted.
+    """
+    from freshwiki.chat.checked import apply_rules, split_answer
+    from freshwiki.chat.predicate import contrary
+
+    asked = question or ""
+    checks = split_answer(claim, asked)
+    apply_rules(checks, asked, [passage], book)
+    reasons = []
+    stated = bool(checks)
+    for check in checks:
+        found = check.statement
+        if check.status == "copied":
+            reasons.append(f"{check.text!r}: a sentence of the passage")
+            continue
+        ok = (check.status == "pending" and not check.unstated and found is not None
+              and found.holds and not found.strong_missing
+              and not contrary(found, check.claim))
+        stated = stated and ok
+        reasons.append(f"{check.text!r}: " + (
+            "values, subject and relation stated together" if ok else
+            check.reason or ("relation not stated in full (missing "
+                             f"{', '.join(found.missing) or 'its doer'})" if found is not None
+                             else "no evidence sentence states it")))
+    return ClaimCheck(claim, "SUPPORTS" if stated else "NOT ENOUGH INFO",
+                      (passage,), "; ".join(reasons) or "no sentence to check")
+
+
+async def checked_verdict(calls: TurnCalls, claim: str, question: str | None,
+                          passage: Evidence, book: PassageBook, today: dt.date) -> ClaimCheck:
+    """The default chat mode's check on one claim, the passage its only evidence.
+
+    As the checked mode treats an answer it wrote: the claim's sentences through the rules
+    (:func:`~freshwiki.chat.checked.apply_rules`), one reading call over the passage for the
+    values still pending (:func:`~freshwiki.chat.checked.read_lines`), then
+    :func:`~freshwiki.chat.checked.settle`. No premise or second-passage line: there is no
+    question to doubt and no second passage. A sentence released as written (or copied)
+    SUPPORTS; corrected, or dropped while the reading gave another value, REFUTES; dropped
+    otherwise (or an abstention), NOT ENOUGH INFO. The claim's verdict is its worst sentence's:
+    any REFUTES, else SUPPORTS only if every sentence SUPPORTS.
+    """
+    from freshwiki.chat.checked import (
+        MAX_LINES,
+        apply_rules,
+        passage_entries,
+        read_lines,
+        settle,
+        split_answer,
+        value_lines,
+    )
+    from freshwiki.chat.verify import misread, same_value
+
+    asked = question or ""
+    checks = split_answer(claim, asked)
+    if not checks:
+        return ClaimCheck(claim, "NOT ENOUGH INFO", (passage,), "no sentence to check")
+    apply_rules(checks, asked, [passage], book)
+    lines = value_lines(checks, asked)[:MAX_LINES]
+    read = await read_lines(calls, passage_entries([passage], book), today, lines)
+    settle(checks, lines, read, asked, [passage], book)
+    verdicts, reasons, corrections = [], [], []
+    for check in checks:
+        other = any(value and not same_value(span, value) and not misread(span, value,
+                                                                           check.claim)
+                    for span, value in check.answers.items())
+        if check.status in ("copied", "released"):
+            verdict = "SUPPORTS"
+        elif check.status == "corrected" or (check.status == "dropped" and other):
+            verdict = "REFUTES"
+        else:
+            verdict = "NOT ENOUGH INFO"
+        verdicts.append(verdict)
+        reasons.append(f"{check.text!r}: {check.status} ({check.reason})")
+        if check.correction:
+            corrections.append(check.correction)
+    final = ("REFUTES" if "REFUTES" in verdicts else
+             "SUPPORTS" if all(v == "SUPPORTS" for v in verdicts) else "NOT ENOUGH INFO")
+    return ClaimCheck(claim, final, (passage,), "; ".join(reasons),  # type: ignore[arg-type]
+                      correction=" ".join(corrections))
 
 
 def claim_verifier_system(llm: LLM, settings: Settings, options: Mapping[str, Any]) -> System:

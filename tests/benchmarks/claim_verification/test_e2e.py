@@ -1,4 +1,5 @@
-"""End to end: two real claims through the real CLI, the legacy verifier and SmolLM2."""
+"""End to end through the real CLI and SmolLM2: two real claims with the legacy verifier, and
+the tests' external rows with the checked verifier."""
 
 from __future__ import annotations
 
@@ -39,3 +40,19 @@ def test_smollm2_judges_two_claims_and_the_run_exports(
     assert proc.returncode == 0, proc.stderr
     _header, counts = read_runs_file(bundle)
     assert (counts["outputs"], counts["scores"]) == (2, 2)
+
+
+def test_smollm2_runs_the_checked_verifier_on_an_external_file(smollm2_path: Path) -> None:
+    fixture = Path(__file__).with_name("external_claims.jsonl")
+    args = [str(EXE), "eval", "claim_verification", "--system", "claim-verifier",
+            "--option", "verifier=checked", "--option", "today=2026-11-24",
+            "--model", "local:smollm2-135m", "--judge", "none",
+            "--benchmark-option", f"external_path={fixture}",
+            "--benchmark-option", "split=all", "--json"]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=1200,
+                          env=dict(os.environ))
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert (summary["items"], summary["complete"]) == (6, 6)
+    assert summary["config"]["dataset"]["labels"] == {
+        "SUPPORTS": 2, "REFUTES": 2, "NOT ENOUGH INFO": 2}

@@ -22,7 +22,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from freshwiki.benchmarks._options import options_with_defaults
 from freshwiki.errors import FreshwikiError
 from freshwiki.llm import Message
 from freshwiki.seams import Document, Output, Sample, Score, Scorer, Task
@@ -40,8 +39,10 @@ TOPIC_FILES = {"recent": "recent_articles_en.json", "tail": "tail_articles_en.js
 """The lead paragraphs' files under ``data_dir/wikipedia/topics``, by set."""
 TEMPLATE = "claim"
 OPTIONS: Mapping[str, Any] = {"path": "", "data_dir": "", "split": "test",
-                              "kinds": ",".join(KINDS), "ids": ""}
-"""Benchmark options and their defaults (``--benchmark-option key=value``)."""
+                              "kinds": ",".join(KINDS), "ids": "", "external": "",
+                              "external_path": ""}
+"""Benchmark options and their defaults (``--benchmark-option key=value``); ``external`` and
+``external_path`` choose a public set instead of the project's claims (``_external``)."""
 
 
 class ClaimsError(FreshwikiError):
@@ -169,14 +170,16 @@ def verdict_scorer(judge: LLM | None) -> Scorer:
     return VerdictScorer()
 
 
-def claim_verification_benchmark(settings: Settings,
-                                 options: Mapping[str, Any]) -> ClaimVerification:
-    """``claim_verification``: options path, data_dir, split (test, dev, all), kinds, ids.
+def own_claims_benchmark(settings: Settings, values: Mapping[str, Any]) -> ClaimVerification:
+    """The project's claims: options path, data_dir, split (test, dev, all), kinds, ids.
+
+    Args:
+        settings: For the default ``data_dir``.
+        values: Every option, defaults filled in and names checked.
 
     Raises:
-        ClaimsError: an unknown option, split or kind; a missing file.
+        ClaimsError: an unknown split or kind; a missing file.
     """
-    values = options_with_defaults('claim_verification', options, OPTIONS, ClaimsError)
     path = Path(str(values["path"])).expanduser() if values["path"] else default_claims_path()
     if path is None:
         raise ClaimsError("no claims file found: this is not a source checkout",

@@ -61,6 +61,58 @@ def scores(items: Sequence[Mapping[str, Any]],
     return out
 
 
+BASELINE_TIES = ("NOT ENOUGH INFO", "REFUTES", "SUPPORTS")
+"""How a tie for the most frequent label is broken: away from SUPPORTS.
+
+The external sets are label-balanced, so every label is "the majority"; the one that never
+supports is the fair floor for a verifier whose errors that matter are wrong SUPPORTS (and
+"not SUPPORTS" is the binary majority, two thirds of a balanced set)."""
+
+
+def majority_label(items: Sequence[Mapping[str, Any]]) -> str:
+    """The most frequent gold label, ties broken by :data:`BASELINE_TIES`."""
+    counts = {label: sum(i["label"] == label for i in items) for label in LABEL_SET}
+    return max(BASELINE_TIES, key=lambda label: (counts[label], -BASELINE_TIES.index(label)))
+
+
+def constant_rows(items: Sequence[Mapping[str, Any]], verdict: str) -> list[dict[str, Any]]:
+    """Verdict rows that say ``verdict`` for every claim: a baseline on the same claims."""
+    return [{"id": i["id"], "verdict": verdict, "seconds": 0.0} for i in items]
+
+
+def supports_scores(items: Sequence[Mapping[str, Any]],
+                    rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The figures that say whether a SUPPORTS can be trusted, each with its interval.
+
+    SUPPORTS precision and recall, REFUTES recall, the share of the claims the labels do not
+    support that were called SUPPORTS (the error a checked reply must not make), accuracy, and
+    the verdicts counted by gold label. Rows whose claim is not in ``items`` are ignored.
+    """
+    gold = {i["id"]: i["label"] for i in items}
+    rows = [r for r in rows if r["id"] in gold]
+    called = [r for r in rows if r["verdict"] == "SUPPORTS"]
+    supported = [r for r in rows if gold[r["id"]] == "SUPPORTS"]
+    refuted = [r for r in rows if gold[r["id"]] == "REFUTES"]
+    unsupported = [r for r in rows if gold[r["id"]] != "SUPPORTS"]
+    hits = sum(gold[r["id"]] == "SUPPORTS" for r in called)
+    confusion = {label: {v: sum(gold[r["id"]] == label and r["verdict"] == v for r in rows)
+                         for v in LABEL_SET} for label in LABEL_SET}
+    return {
+        "n": len(rows),
+        "SUPPORTS precision": share_ci(hits, len(called)),
+        "SUPPORTS recall": share_ci(hits, len(supported)),
+        "REFUTES recall": share_ci(sum(r["verdict"] == "REFUTES" for r in refuted),
+                                   len(refuted)),
+        "not supported called SUPPORTS": share_ci(
+            sum(r["verdict"] == "SUPPORTS" for r in unsupported), len(unsupported)),
+        "accuracy": share_ci(sum(r["verdict"] == gold[r["id"]] for r in rows), len(rows)),
+        "called SUPPORTS": len(called),
+        "verdicts by gold label": confusion,
+        "seconds per claim": round(sum(float(r.get("seconds", 0.0)) for r in rows)
+                                   / max(len(rows), 1), 2),
+    }
+
+
 def verdict_row(sample_id: str, text: str, trace: Mapping[str, Any]) -> dict[str, Any]:
     """One stored output as the script's verdict row (its verdicts file's format)."""
     return {"id": sample_id, "verdict": str(trace.get("verdict") or text),
