@@ -361,6 +361,7 @@ def decide(sets: dict[str, Any]) -> dict[str, Any]:
     recall, on every out-of-sample set compared.
     """
     verdicts: dict[str, bool | None] = {}
+    said = []
     for name in ("climate_fever", "claims"):
         pair = sets.get(name, {}).get("cloze_fast")
         if not pair:
@@ -369,16 +370,23 @@ def decide(sets: dict[str, Any]) -> dict[str, Any]:
         probe, cloze = pair["probe"], pair["cloze"]
         pp, cp = probe["supports_precision"]["value"], cloze["supports_precision"]["value"]
         pr, cr = probe["supports_recall"]["value"], cloze["supports_recall"]["value"]
-        verdicts[name] = bool(pp is not None and cp is not None and pp > cp and pr >= cr)
+        win = bool(pp is not None and pr is not None and cr is not None
+                   and (cp is None or pp > cp) and pr >= cr)
+        verdicts[name] = win
+        said.append(f"{name} ({pair['rows']} rows): probe SUPPORTS precision {_num(pp)} at "
+                    f"recall {_num(pr)}, cloze-fast {_num(cp)} at {_num(cr)}: "
+                    + ("better" if win else "not better"))
     compared = [v for v in verdicts.values() if v is not None]
     wins = bool(compared) and all(compared)
-    text = ("probe beats cloze-fast out of sample on SUPPORTS precision at equal or better "
-            "recall on " + ", ".join(k for k, v in verdicts.items() if v)
-            if wins else "probe does not beat cloze-fast on every out-of-sample set compared "
-            f"({verdicts}): cloze-fast stays the default")
+    text = "; ".join(said) + (". The probe becomes the default" if wins else
+                              ". Cloze-fast stays the default")
     return {"rule": "SUPPORTS precision higher and SUPPORTS recall equal or higher than "
                     "cloze-fast on each out-of-sample set with a cloze run",
             "per_set": verdicts, "probe_wins": wins, "text": text}
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
 
 
 def _cell(m: dict[str, Any]) -> str:
