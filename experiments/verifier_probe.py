@@ -341,6 +341,13 @@ def evaluate_set(name: str, rows: Sequence[dict[str, Any]], vectors: Sequence[Fe
         "majority": {"label": base, **metrics(gold, [base] * len(gold))},
         "threshold_curve": threshold_curve(gold, [p[SUPPORTS] for p in probs]),
     }
+    kinds = sorted({str(r["kind"]) for r in rows if "kind" in r})
+    if kinds:  # our claims: real drafts and the three constructed kinds
+        out["by_kind"] = {kind: metrics([g for g, r in zip(gold, rows, strict=True)
+                                         if r["kind"] == kind],
+                                        [p for p, r in zip(guess, rows, strict=True)
+                                         if r["kind"] == kind])
+                          for kind in kinds}
     if cloze_spec:
         verdicts = cloze_verdicts(cloze_spec, settings)
         both = [i for i, r in enumerate(rows) if r["id"] in verdicts]
