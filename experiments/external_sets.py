@@ -205,8 +205,8 @@ SETS: dict[str, SetSpec] = {
     "healthver_dev": SetSpec(
         HEALTHVER_DEV, lambda d, s: healthver_rows(d, s, "healthver_dev", "train"), 200, "any",
         "the dev split (the repository snapshot lacks the train file); claims may repeat with "
-        "other evidence (230 distinct claims); 200 per label in sha256(seed:id) order, the scarcest label first; for "
-        "training a learned head, never for evaluation"),
+        "other evidence (230 distinct claims); 200 per label in sha256(seed:id) order, the "
+        "scarcest label first; for training a learned head, never for evaluation"),
 }
 
 

@@ -21,23 +21,30 @@ The four verifiers are the chat's, called as the chat calls them for one claim:
   (:func:`checked_verdict`): the rules, then one reading call for what they leave pending,
   then release; SUPPORTS when released as written, REFUTES when corrected or dropped because
   the reading gave another value, NOT ENOUGH INFO when dropped for want of a statement.
+* ``probe``: the learned verifier head (:mod:`freshwiki.chat.probe`): no generation, a
+  logistic probe on the model's state after the passage, the question and the claim. It reads
+  ``--option probe=PATH`` (default the committed probe of the default model) and refuses a
+  model whose features it was not trained on when the system is built.
 
 A task whose query is the claim itself (a public set with no question) is checked with no
 question: every name, date and number of the claim is then a value to find, where a question
 would have given some of them.
 
-Options: ``verifier`` (default ``cloze-fast``) and ``today`` (ISO date the claims are judged
-on; default the real date, so pin it for a run you will resume another day).
+Options: ``verifier`` (default ``cloze-fast``), ``today`` (ISO date the claims are judged
+on; default the real date, so pin it for a run you will resume another day) and ``probe``.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import json
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from freshwiki.chat import ClaimCheck, Evidence, PassageBook, TurnCalls
+from freshwiki.chat.probe import ProbeError, VerifierProbe, probe_check
 from freshwiki.llm import LLM, Usage
 from freshwiki.seams import Output, System, Task
 from freshwiki.systems._options import SystemSetupError, read_options
@@ -46,9 +53,10 @@ if TYPE_CHECKING:
     from freshwiki.chat.facts import EmbeddingScorer
     from freshwiki.config import Settings
 
-VERIFIERS = ("cloze-fast", "legacy-fast", "cloze-full", "legacy-full", "predicate", "checked")
+VERIFIERS = ("cloze-fast", "legacy-fast", "cloze-full", "legacy-full", "predicate", "checked",
+             "probe")
 """The verifier names, as ``--option verifier=NAME`` takes them."""
-DEFAULTS: Mapping[str, Any] = {"verifier": "cloze-fast", "today": ""}
+DEFAULTS: Mapping[str, Any] = {"verifier": "cloze-fast", "today": "", "probe": ""}
 
 
 class ClaimVerifierSystem:
@@ -60,23 +68,33 @@ class ClaimVerifierSystem:
         today: The date the claims are judged on.
         scorer: A sentence scorer for the cloze check and the evidence block (tests); default
             the index's sentence embedder, loaded on first use.
+        probe: The trained probe of the ``probe`` verifier (required for it, unused else).
     """
 
     name = "claim-verifier"
 
     def __init__(self, llm: LLM, *, verifier: str = "cloze-fast",
-                 today: dt.date | None = None, scorer: EmbeddingScorer | None = None) -> None:
+                 today: dt.date | None = None, scorer: EmbeddingScorer | None = None,
+                 probe: VerifierProbe | None = None) -> None:
         if verifier not in VERIFIERS:
             raise SystemSetupError(f"system 'claim-verifier': no verifier {verifier!r}",
                                    hint=f"pass --option verifier= one of {', '.join(VERIFIERS)}.")
+        if verifier == "probe" and probe is None:
+            raise SystemSetupError("system 'claim-verifier': the probe verifier needs a probe",
+                                   hint="pass --option probe=PATH (or use the default).")
         self.llm = llm
         self.verifier = verifier
         self.today = today or dt.date.today()
         self._scorer = scorer
+        self.probe = probe if verifier == "probe" else None
 
     def describe(self) -> Mapping[str, Any]:
-        """The verifier and the date: what decides the calls."""
-        return {"verifier": self.verifier, "today": self.today.isoformat()}
+        """The verifier and the date (and the probe's hash): what decides the verdicts."""
+        described: dict[str, Any] = {"verifier": self.verifier, "today": self.today.isoformat()}
+        if self.probe is not None:
+            text = json.dumps(self.probe.to_dict(), sort_keys=True)
+            described["probe"] = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+        return described
 
     def _sentence_scorer(self) -> EmbeddingScorer:
         if self._scorer is None:
@@ -118,6 +136,8 @@ class ClaimVerifierSystem:
         from freshwiki.chat.verify import check_batch, check_each, hidden
         from freshwiki.chat.verify_legacy import verify_batch, verify_each
 
+        if self.verifier == "probe":
+            return await self._probe(claim, question, passage)
         book = PassageBook()
         book.add(passage)
         if self.verifier == "predicate":
@@ -141,6 +161,16 @@ class ClaimVerifierSystem:
         [check] = await check_batch(calls, [claim], [[passage]], book,
                                     block.answer + block.extra, self.today, question=question)
         return check
+
+    async def _probe(self, claim: str, question: str | None,
+                     passage: Evidence) -> ClaimCheck:
+        """The learned head's verdict: one hidden-state reading, no generation, no LLM call.
+
+        The reading goes through the llm layer's feature cache, not :class:`TurnCalls`, so
+        the output's ``calls`` count is 0.
+        """
+        assert self.probe is not None
+        return await probe_check(self.llm, self.probe, claim, passage, question=question)
 
     async def aclose(self) -> None:
         """Holds nothing to close; the LLM belongs to the caller."""
@@ -238,10 +268,11 @@ async def checked_verdict(calls: TurnCalls, claim: str, question: str | None,
 
 
 def claim_verifier_system(llm: LLM, settings: Settings, options: Mapping[str, Any]) -> System:
-    """``claim-verifier``: options verifier (one of :data:`VERIFIERS`) and today (ISO date).
+    """``claim-verifier``: options verifier (one of :data:`VERIFIERS`), today (ISO date), probe.
 
     Raises:
-        SystemSetupError: an unknown option or verifier, or a date that is not ISO.
+        SystemSetupError: an unknown option or verifier, a date that is not ISO, or a probe
+            that cannot be read or was trained on another model's features.
     """
     values = read_options("claim-verifier", options, DEFAULTS)
     today = None
@@ -252,4 +283,18 @@ def claim_verifier_system(llm: LLM, settings: Settings, options: Mapping[str, An
             raise SystemSetupError(
                 f"system 'claim-verifier': today={values['today']!r} is not an ISO date",
                 hint="pass e.g. --option today=2026-11-24.") from exc
-    return ClaimVerifierSystem(llm, verifier=str(values["verifier"]), today=today)
+    probe = _probe_for(llm, str(values["probe"])) if values["verifier"] == "probe" else None
+    return ClaimVerifierSystem(llm, verifier=str(values["verifier"]), today=today, probe=probe)
+
+
+def _probe_for(llm: LLM, path: str) -> VerifierProbe:
+    """The probe at ``path`` (default the committed one), checked against ``llm``'s features."""
+    from pathlib import Path
+
+    try:
+        probe = VerifierProbe.load(Path(path) if path else None)
+        probe.check(llm.feature_kind, llm.backend.model_id, llm.feature_dim(),
+                    source=f"model {llm.backend.model_id!r}'s features")
+    except ProbeError as exc:
+        raise SystemSetupError(f"system 'claim-verifier': {exc.message}", hint=exc.hint) from exc
+    return probe

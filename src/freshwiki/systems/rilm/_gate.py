@@ -6,9 +6,10 @@ document, before any answer is generated, so the gate can pick the document to a
 
 Multinomial logistic regression on standardised features, with balanced class weights (the
 labelled classes are far from equal in size: most benchmark questions are unchanged facts).
-It is trained with scikit-learn but predicts with its own numpy code from the saved
-coefficients, so a saved gate is a plain JSON file that needs nothing but numpy to use and
-can be read and diffed by a person.
+It is trained with scikit-learn but predicts with numpy from the saved coefficients (the
+numerics are :mod:`freshwiki.llm.heads`, shared with the chat's verifier probe), so a saved
+gate is a plain JSON file that needs nothing but numpy to use and can be read and diffed by
+a person.
 
 Features mean something only to the model and the extraction that produced them (a hidden
 state of one model is noise to another), so a gate records the feature ``kind`` and ``model``
@@ -39,6 +40,7 @@ import numpy.typing as npt
 
 from freshwiki.errors import FreshwikiError
 from freshwiki.llm import FeatureVector
+from freshwiki.llm.heads import LogisticHead, fit_logistic_head
 
 RELIABLE = "reliable"
 MISLEADING = "misleading"
@@ -124,6 +126,12 @@ class CertaintyGate:
         """Number of features it expects."""
         return len(self.mean)
 
+    @property
+    def head(self) -> LogisticHead:
+        """The numerics (:mod:`freshwiki.llm.heads`), shared with the chat's verifier probe."""
+        return LogisticHead(classes=self.classes, mean=self.mean, scale=self.scale,
+                            coef=self.coef, intercept=self.intercept)
+
     def check(self, kind: str | None, model: str, *, source: str = "the features") -> None:
         """Refuse features of another kind or model than the gate was trained on.
 
@@ -187,17 +195,7 @@ class CertaintyGate:
         Raises:
             ValueError: ``temperature`` is not positive.
         """
-        if not temperature > 0.0:
-            raise ValueError(f"temperature must be positive, got {temperature}")
-        z = (x - np.asarray(self.mean)) / np.asarray(self.scale)
-        logits = z @ np.asarray(self.coef).T + np.asarray(self.intercept)
-        if logits.shape[1] == 1:  # two classes: the row is class 1 against class 0
-            logits = np.hstack([np.zeros_like(logits), logits])
-        logits = logits / temperature
-        logits -= logits.max(axis=1, keepdims=True)
-        e = np.exp(logits)
-        probs: npt.NDArray[np.float64] = e / e.sum(axis=1, keepdims=True)
-        return probs
+        return self.head.probabilities(x, temperature=temperature)
 
     def predict(self, x: npt.NDArray[np.float64]) -> list[str]:
         """The most probable class of each row of ``x``."""
@@ -353,9 +351,7 @@ def train_gate(
                         hint="compute every example's features with one model.")
     kind, model, _ = kinds.pop()
 
-    from sklearn.linear_model import LogisticRegression  # type: ignore[import-untyped]
     from sklearn.model_selection import train_test_split  # type: ignore[import-untyped]
-    from sklearn.preprocessing import StandardScaler  # type: ignore[import-untyped]
 
     x = np.asarray([f.values for f in features], dtype=np.float64)
     y = np.asarray(labels)
@@ -376,10 +372,7 @@ def train_gate(
             hint="use a bigger run (more unchanged hits and changed/new misses), or a "
             "smaller --holdout.",
         )
-    scaler = StandardScaler().fit(x_train)
-    classifier = LogisticRegression(
-        C=c, class_weight="balanced", max_iter=5000, random_state=seed
-    ).fit(scaler.transform(x_train), y_train)
+    head = fit_logistic_head(x_train, [str(v) for v in y_train], c=c, seed=seed)
     training = {
         "seed": seed,
         "holdout": holdout,
@@ -391,11 +384,11 @@ def train_gate(
     gate = CertaintyGate(
         feature_kind=kind,
         model=model,
-        classes=tuple(str(v) for v in classifier.classes_),
-        mean=tuple(float(v) for v in scaler.mean_),
-        scale=tuple(float(v) for v in scaler.scale_),
-        coef=tuple(tuple(float(v) for v in row) for row in classifier.coef_),
-        intercept=tuple(float(v) for v in classifier.intercept_),
+        classes=head.classes,
+        mean=head.mean,
+        scale=head.scale,
+        coef=head.coef,
+        intercept=head.intercept,
         feature_names=features[0].names,
         training=training,
     )
