@@ -6,11 +6,11 @@ from freshwiki.chat._evidence import (
     PassageBook,
     looks_like_instruction,
     neutralise,
-    numbers_in,
     quote_data,
     strip_markers,
     transcript,
 )
+from freshwiki.corpus import numbers_in
 
 
 def ev(pid: str, title: str = "T") -> Evidence:

@@ -182,27 +182,6 @@ def content_words(text: str) -> list[str]:
     return out
 
 
-_NUMBER_WORDS = {
-    "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
-    "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "thirteen": "13",
-    "fourteen": "14", "fifteen": "15", "sixteen": "16", "seventeen": "17", "eighteen": "18",
-    "nineteen": "19", "twenty": "20", "thirty": "30", "forty": "40", "fifty": "50",
-    "sixty": "60", "seventy": "70", "eighty": "80", "ninety": "90", "hundred": "100",
-}
-NUMBER_WORDS = frozenset(_NUMBER_WORDS)
-"""Number words :func:`numbers_in` reads as numbers ("seven" → "7")."""
-_NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.])\d+(?:\.\d+)?")
-
-
-def numbers_in(text: str) -> set[str]:
-    """The numbers ``text`` states, normalised ("1,000" → "1000", "seven" → "7")."""
-    found = {m.group(0).replace(",", "") for m in _NUMBER.finditer(text)}
-    for word in _WORD.findall(text.lower()):
-        if word in _NUMBER_WORDS:
-            found.add(_NUMBER_WORDS[word])
-    return found
-
-
 def unique(items: Iterable[str]) -> list[str]:
     """Items in order, without repeats (case- and space-insensitive), blanks dropped."""
     seen: set[str] = set()

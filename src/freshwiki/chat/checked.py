@@ -62,7 +62,6 @@ from typing import Literal
 
 from freshwiki.chat._calls import TurnCalls, messages_for, prompt
 from freshwiki.chat._evidence import (
-    NUMBER_WORDS,
     STOPWORDS,
     PassageBook,
     content_words,
@@ -99,7 +98,7 @@ from freshwiki.chat.verify import (
     schema,
     stated,
 )
-from freshwiki.corpus import split_sentences
+from freshwiki.corpus import NUMBER_WORDS, split_sentences
 from freshwiki.llm import Message
 
 ANSWER_TOKENS = 200

@@ -36,8 +36,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from freshwiki.chat._evidence import STOPWORDS, content_words, numbers_in
+from freshwiki.chat._evidence import STOPWORDS, content_words
 from freshwiki.chat._types import Conflict, Fact
+from freshwiki.corpus import numbers_in
 
 _TOKEN = re.compile(
     r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?(?:st|nd|rd|th)?|%|[^\W\d_]+(?:['’][^\W_]+)?"

@@ -34,12 +34,11 @@ from freshwiki.chat._evidence import (
     content_words,
     looks_like_instruction,
     neutralise,
-    numbers_in,
     quote_data,
     unique,
 )
 from freshwiki.chat._types import Evidence, Fact
-from freshwiki.corpus import split_sentences
+from freshwiki.corpus import numbers_in, split_sentences
 from freshwiki.retrieval import Embedder
 
 SCHEMA: dict[str, Any] = {

@@ -18,8 +18,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from freshwiki.chat._evidence import content_words, numbers_in
+from freshwiki.chat._evidence import content_words
 from freshwiki.chat.verify import stated
+from freshwiki.corpus import numbers_in
 
 _MARKERS = re.compile(r"\[[\d\s,;]+\]")
 # A piece ends after . ! ? (and any citation markers) and the whitespace after them, or

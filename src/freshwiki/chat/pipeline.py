@@ -67,7 +67,6 @@ from freshwiki.chat._evidence import (
     SearchIndex,
     content_words,
     neutralise,
-    numbers_in,
     to_evidence,
 )
 from freshwiki.chat._types import (
@@ -123,7 +122,7 @@ from freshwiki.chat.reply_check import check_reply
 from freshwiki.chat.verify import check_each_corrected, focus_of, key_spans
 from freshwiki.chat.verify import stated as states
 from freshwiki.chat.verify_legacy import verify_each
-from freshwiki.corpus import split_sentences
+from freshwiki.corpus import numbers_in, split_sentences
 from freshwiki.errors import FreshwikiError
 from freshwiki.llm import LLM, Message
 from freshwiki.retrieval import HybridIndex

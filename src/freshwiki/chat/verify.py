@@ -47,15 +47,13 @@ from typing import Any
 
 from freshwiki.chat._calls import TurnCalls, messages_for, prompt
 from freshwiki.chat._evidence import (
-    NUMBER_WORDS,
     STOPWORDS,
     PassageBook,
     content_words,
-    numbers_in,
 )
 from freshwiki.chat._types import ClaimCheck, Evidence, Verdict
 from freshwiki.chat.facts import SentenceScorer, passage_entry, select_sentences
-from freshwiki.corpus import split_sentences
+from freshwiki.corpus import NUMBER_WORDS, numbers_in, split_sentences
 
 VERDICTS: tuple[Verdict, ...] = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")
 BLANK = "___"

@@ -32,9 +32,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from freshwiki.chat._calls import TurnCalls, messages_for, prompt
-from freshwiki.chat._evidence import PassageBook, numbers_in
+from freshwiki.chat._evidence import PassageBook
 from freshwiki.chat._types import ClaimCheck, Evidence, Verdict
 from freshwiki.chat.facts import passage_entry
+from freshwiki.corpus import numbers_in
 
 VERDICTS: tuple[Verdict, ...] = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")
 

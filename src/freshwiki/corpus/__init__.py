@@ -1,5 +1,6 @@
 """The corpus layer: dumps and extracted text → revisions → clean text → passages; store."""
 
+from freshwiki.corpus._numbers import NUMBER_WORDS, numbers_in
 from freshwiki.corpus.contradictions import (
     TAG_TYPES,
     Candidate,
@@ -44,6 +45,7 @@ from freshwiki.corpus.wikitext import (
 
 __all__ = [
     "ARTICLE_NAMESPACES",
+    "NUMBER_WORDS",
     "TAG_TYPES",
     "TOO_DEEP",
     "AddResult",
@@ -79,6 +81,7 @@ __all__ = [
     "make_passages",
     "mine_contradictions",
     "normalize_title",
+    "numbers_in",
     "process_revision",
     "rank_passages",
     "read_page_at",

@@ -206,6 +206,23 @@ def test_an_added_number_is_not_a_change() -> None:
     assert labels(result.new_labels) == [("unchanged", "rule")]
 
 
+def test_a_number_rewritten_in_digits_is_not_a_change() -> None:
+    # GrowOVER's Aug→Sep 2023 pairs hold this edit: "seventeen" read as 7 and "thirty-seven"
+    # as 30 and 7 made digits-for-words look like a replaced number.
+    a = "He joined the Academy at seventeen and stayed until he was thirty-seven."
+    b = "He joined the Academy at 17 and stayed until he was 37."
+    result = align(snap([a]), snap([b]), encoder=FakeEncoder([(a, b, 0.93)]))
+    assert labels(result.new_labels) == [("unchanged", "rule")]
+
+
+def test_an_ordinal_replaced_is_a_change() -> None:
+    a, b = "It was the third edition of the race.", "It was the 4th edition of the race."
+    embeddings_only = AlignOptions(lexical_min=1.01)
+    result = align(snap([a]), snap([b]), encoder=FakeEncoder([(a, b, 0.97)]),
+                   options=embeddings_only)
+    assert labels(result.new_labels) == [("changed", "rule")]
+
+
 def test_custom_thresholds_move_the_bands() -> None:
     old, new = gapped()
     strict = Thresholds(unchanged=0.999)

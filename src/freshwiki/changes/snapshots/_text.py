@@ -15,7 +15,7 @@ import unicodedata
 from collections.abc import Iterable
 
 from freshwiki.changes.snapshots._types import Snapshot, SnapshotSentence
-from freshwiki.corpus import clean_wikitext, split_sentences
+from freshwiki.corpus import clean_wikitext, numbers_in, split_sentences
 from freshwiki.records import Paragraph, Revision
 
 _NON_WORD = re.compile(r"[^\w]+", re.UNICODE)
@@ -23,12 +23,6 @@ _UNDERSCORE = re.compile(r"_+")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _WORD = re.compile(r"[a-z']+")
 _LETTERS = re.compile(r"[^\W\d_]+")
-_NUMBER_WORDS = {
-    "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
-    "seven": "7", "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12",
-    "twenty": "20", "thirty": "30", "hundred": "100", "thousand": "1000", "million": "1000000",
-    "billion": "1000000000", "first": "1st", "second": "2nd", "third": "3rd",
-}
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 _NEGATIONS = frozenset({"not", "no", "never", "none", "neither", "nor", "cannot", "without"})
 
@@ -37,15 +31,6 @@ def normalize(text: str) -> str:
     """The key two sentences share when they differ only in case, punctuation or spacing."""
     folded = unicodedata.normalize("NFKC", text).casefold()
     return " ".join(_UNDERSCORE.sub(" ", _NON_WORD.sub(" ", folded)).split())
-
-
-def numbers_in(text: str) -> set[str]:
-    """Numbers a sentence states ("1,000" → "1000", "three" → "3")."""
-    found = {m.group(0).replace(",", "") for m in _NUMBER.finditer(text)}
-    for word in _WORD.findall(text.lower()):
-        if word in _NUMBER_WORDS:
-            found.add(_NUMBER_WORDS[word])
-    return found
 
 
 def negations(text: str) -> int:
@@ -62,7 +47,7 @@ def numbers_replaced(old: str, new: str, *, min_overlap: float = 0.5) -> bool:
     other words must largely agree (Jaccard ≥ ``min_overlap``), or the two sentences are just
     about different things that both have numbers.
     """
-    before, after = numbers_in(old), numbers_in(new)
+    before, after = numbers_in(old, ordinals=True), numbers_in(new, ordinals=True)
     if not (before - after and after - before):
         return False
     words_old = set(_LETTERS.findall(_NUMBER.sub(" ", old.casefold())))
