@@ -38,7 +38,12 @@ store, so re-running the same command continues where it stopped):
    simulation, the search agent's (and the control's) F1 minus zero-shot per phrasing (the
    paper's Figure 5) and, for notes, F1 by vote-count quartile.
 
-``--limit N`` takes the first N samples of every dataset (a smoke test).
+``--limit N`` takes the first N samples of every dataset (a smoke test). ``--histories PATH``
+(repeatable) labels those real page histories for the real edits instead of the small ones in
+``../shared``, e.g. the ones ``experiments/real_histories.py build`` rebuilds (the full history
+of enwiki's Anarchism, 2001-2010, and three small pages); every balanced edit is kept, and the
+dataset folder is keyed by the sources and the labeller's code, so a changed rule relabels.
+``--no-notes`` runs the edits half of Figure 5 alone.
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import hashlib
 import json
 import os
 import random
@@ -95,13 +101,44 @@ def notes_dataset(home: Path) -> Path:
     return path
 
 
-def real_edits(home: Path) -> Path:
-    folder = home / "edits" / "real"
+def labeller_version() -> str:
+    """The git tree hash of the edit labeller's code, so a changed labeller relabels.
+
+    A dataset folder in the home outlives the code that wrote it; keyed by this hash, an
+    edited rule (or a checkout of another commit) gets its own folder instead of silently
+    reusing labels the current code would not give.
+    """
+    proc = subprocess.run(["git", "-C", str(ROOT), "rev-parse",
+                           "HEAD:src/freshwiki/changes/edits"],
+                          capture_output=True, text=True, check=False)
+    return proc.stdout.strip()[:12] if proc.returncode == 0 else "unversioned"
+
+
+def real_edits(home: Path, histories: list[Path]) -> Path:
+    """Label real page histories and balance them per week (seed 0); every edit is kept.
+
+    ``histories``: dumps or folders to label; empty for the small ones in ``../shared``.
+    The folder is keyed by the sources (names and sizes) and the labeller's version.
+    """
+    sources = histories or [DATA / "wikipedia" / "histories"]
+    missing = [str(p) for p in sources if not p.exists()]
+    if missing:
+        raise SystemExit(f"--histories: not found: {', '.join(missing)} (rebuild the real "
+                         "histories with `python experiments/real_histories.py build`)")
+    key = hashlib.sha256("\n".join(
+        f"{p.resolve()}:{p.stat().st_size}" for p in sorted(sources)).encode()).hexdigest()[:8]
+    folder = home / "edits" / ("real" if not histories else f"real-{key}") / labeller_version()
     path = folder / "balanced-week-seed0.jsonl"
     if not path.is_file():
-        cli("edits", "label", str(DATA / "wikipedia" / "histories"), "--out", str(folder))
+        err.print(f"labelling real edits of {', '.join(map(str, sources))} into {folder}")
+        cli("edits", "label", *map(str, sources), "--out", str(folder))
         cli("edits", "build", "--period", "week", "--seed", "0",
             "--input", str(folder / "labelled.jsonl"), "--out", str(path))
+    if not path.read_text(encoding="utf-8").strip():
+        raise SystemExit(f"real edits: no week of {', '.join(map(str, sources))} has both an "
+                         f"accepted and a rejected edit, so the balanced set {path} is empty; "
+                         "give longer histories (--histories) or leave them out "
+                         "(--no-real-edits)")
     return path
 
 
@@ -217,6 +254,12 @@ def main() -> int:
     parser.add_argument("--results", type=Path, default=RESULTS_PATH,
                         help="result file (default: %(default)s)")
     parser.add_argument("--no-real-edits", action="store_true")
+    parser.add_argument("--histories", type=Path, action="append", default=[],
+                        help="real page histories to label for the real edits (dumps or "
+                        "folders; repeat) instead of the small ones in ../shared, e.g. "
+                        "experiments/data/real_histories/files (experiments/real_histories.py)")
+    parser.add_argument("--no-notes", action="store_true",
+                        help="leave the notes runs out (the edits half of Figure 5 alone)")
     parser.add_argument("--no-constructed-edits", action="store_true")
     args = parser.parse_args()
     if args.home is not None:
@@ -229,14 +272,19 @@ def main() -> int:
         cli("corpus", "ingest", *map(str, args.corpus))
         cli("index", "build", "--name", "main")
 
-    datasets: list[tuple[str, str, Path]] = [("notes", "hellofresh-notes", notes_dataset(home))]
+    datasets: list[tuple[str, str, Path]] = []
+    if not args.no_notes:
+        datasets.append(("notes", "hellofresh-notes", notes_dataset(home)))
     if not args.no_constructed_edits:
         constructed = constructed_edits(home, args.articles, args.edits_per_label)
         if constructed is not None:
             datasets.append(("edits (constructed)", "hellofresh-edits", constructed))
     if not args.no_real_edits:
-        datasets.append(("edits (real)", "hellofresh-edits", real_edits(home)))
+        datasets.append(("edits (real)", "hellofresh-edits", real_edits(home, args.histories)))
 
+    if not datasets:
+        raise SystemExit("nothing to run: --no-notes with --no-real-edits and "
+                         "--no-constructed-edits leaves no dataset")
     eval_set = plan(load_eval_set(args.evalset, settings=settings), datasets, args)
     check_eval_set(eval_set, settings=settings)  # every run checked before the first starts
     started = time.perf_counter()
@@ -270,7 +318,8 @@ def main() -> int:
                      figure="measured", shares_of="datasets",
                      sources=", ".join(f"{n}: {k}" for n, k in kinds.items()) + " (notes: "
                      "../shared/data/communitynotes, balanced per month, seed 0; real edits: "
-                     "../shared/data/wikipedia/histories; constructed edits: "
+                     + (", ".join(map(str, args.histories)) or "../shared/data/wikipedia/histories")
+                     + "; constructed edits: "
                      "experiments/construct_edit_histories.py)"))
     err.print(f"results: {args.results}")
     return 0
