@@ -436,7 +436,8 @@ def test_label_files_are_out_of_the_fingerprint_and_prompts_data_and_schemas_in(
                     and p.suffix != ".py")
     assert labels == [f"freshwiki/benchmarks/wikicontradict/validation/{n}" for n in (
         "human_labels.jsonl", "real_labels.jsonl", "real_labels_detection.jsonl",
-        "real_labels_single.jsonl", "real_labels_table5.jsonl")]
+        "real_labels_single.jsonl", "real_labels_table5.jsonl", "real_labels_table5_05b.jsonl",
+        "real_labels_table5_smollm2.jsonl")]
     assert not set(labels) & set(files)
     # What decides outputs stays in: templates, the judge's prompts, the revisions data, the
     # instruction file.
