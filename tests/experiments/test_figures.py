@@ -6,32 +6,20 @@ text and the committed text differ and the first test fails with the diff's page
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import shutil
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+
+from tests.experiments.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPERIMENTS = ROOT / "experiments"
 
 
-def _script(name: str) -> ModuleType:
-    if str(EXPERIMENTS) not in sys.path:
-        sys.path.insert(0, str(EXPERIMENTS))
-    spec = importlib.util.spec_from_file_location(name, EXPERIMENTS / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-figures = _script("figures")
+figures = load_script("figures")
 
 
 # -- (a) the committed pages are their rendering --------------------------------------------

@@ -11,33 +11,22 @@ and ``label`` runs freshwiki's labeller and writes its records.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import io
 import json
 import lzma
 import subprocess
-import sys
 import tarfile
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
+from tests.experiments.scripts import load_script
+
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 
 
-def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("real_histories",
-                                                  EXPERIMENTS / "real_histories.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["real_histories"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-R = _script()
+R = load_script("real_histories")
 
 PARAGRAPH = ("The village stands on the north bank of the river and has a small harbour "
              "used by fishing boats.")

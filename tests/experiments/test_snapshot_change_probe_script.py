@@ -3,30 +3,18 @@
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
 
+from tests.experiments.scripts import load_script
+
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 
 
-def _script() -> ModuleType:
-    if str(EXPERIMENTS) not in sys.path:
-        sys.path.insert(0, str(EXPERIMENTS))
-    spec = importlib.util.spec_from_file_location("snapshot_change_probe",
-                                                  EXPERIMENTS / "snapshot_change_probe.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-P = _script()
+P = load_script("snapshot_change_probe")
 
 
 def test_features_combine_both_vectors() -> None:

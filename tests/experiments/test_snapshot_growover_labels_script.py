@@ -8,32 +8,19 @@ that the aligner's labels line up with the units they belong to.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import numpy as np
 import pytest
 
+from tests.experiments.scripts import load_script
+
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 
 
-def _script() -> ModuleType:
-    if str(EXPERIMENTS) not in sys.path:
-        sys.path.insert(0, str(EXPERIMENTS))
-    spec = importlib.util.spec_from_file_location("snapshot_growover_labels",
-                                                  EXPERIMENTS / "snapshot_growover_labels.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["snapshot_growover_labels"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-S = _script()
+S = load_script("snapshot_growover_labels")
 
 OLD = ["The bridge opened in 1901.", "It is 300 m long.", "It carries a railway.",
        "It was painted red in 1950."]

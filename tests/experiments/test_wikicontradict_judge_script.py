@@ -11,7 +11,6 @@ that it writes the committed keys.
 from __future__ import annotations
 
 import datetime as dt
-import importlib.util
 import json
 import math
 import os
@@ -26,23 +25,12 @@ import pytest
 from freshwiki.benchmarks.wikicontradict import WikiContradict
 from freshwiki.evaluation import RunInfo, RunResults
 from freshwiki.results import ScoredItem
+from tests.experiments.scripts import load_script
 
 REPO = Path(__file__).resolve().parents[2]
 EXPERIMENTS = REPO / "experiments"
 RESULTS = EXPERIMENTS / "results"
 DATASET = "wikicontradict/wikicontradict.json"
-
-
-def _script() -> ModuleType:
-    if str(EXPERIMENTS) not in sys.path:
-        sys.path.insert(0, str(EXPERIMENTS))
-    spec = importlib.util.spec_from_file_location("wikicontradict_judge",
-                                                  EXPERIMENTS / "wikicontradict_judge.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _close(a: Any, b: Any, where: str = "") -> None:
@@ -90,7 +78,7 @@ FIGURES = ("n", "label_counts", "scorers", "by_template", "by_model", "by_system
 
 
 def test_runs_agree_gives_every_committed_real_figure_again(shared_data: Path) -> None:
-    module = _script()
+    module = load_script("wikicontradict_judge")
     committed = json.loads((RESULTS / "wikicontradict_judge_real.json").read_text("utf-8"))
     labelled = module.read_labelled(module.REAL_LABELS, by_run=True)
     # The committed items are the labels file's lines, in order, with the same labels.
@@ -111,7 +99,7 @@ def test_runs_agree_gives_every_committed_real_figure_again(shared_data: Path) -
 
 
 def test_runs_agree_gives_every_committed_handwritten_figure_again(shared_data: Path) -> None:
-    module = _script()
+    module = load_script("wikicontradict_judge")
     committed = json.loads((RESULTS / "wikicontradict_judge.json").read_text("utf-8"))
     labelled = module.read_labelled(module.HUMAN_LABELS, by_run=False)
     metadata = {s.id: dict(s.metadata)
