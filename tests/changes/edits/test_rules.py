@@ -98,14 +98,16 @@ def test_identity_revert_then_stable_is_rejected(tmp_path: Path) -> None:
 def test_identity_revert_over_two_vandal_edits(tmp_path: Path) -> None:
     # 101 adds the sentence, 102 (same vandal) changes the paragraph further, 103 restores
     # 100 verbatim: 101 was changed before it could be stable, but the identity revert
-    # within the window still makes it rejected; 102 is rejected the same way.
+    # within the window still makes it rejected; 102 is rejected the same way. The vandal
+    # is one IP, the revert by Alice (another user).
     further = article(sections={"History": [HISTORY[0] + " " + ADDED + " Nobody was hurt "
                                             "in the fire, said the owner in a long letter.",
                                             HISTORY[1]], "Uses": USES})
     uses_a = article(sections={"History": HISTORY, "Uses": [USES[0] + " Also in toys."]})
     uses_b = article(sections={"History": HISTORY, "Uses": [USES[0] + " Also in cars."]})
-    out = run(tmp_path, [Rev(BASE), Rev(EDITED), Rev(further), Rev(BASE), Rev(uses_a),
-                         Rev(uses_b)])
+    vandal = "203.0.113.9"
+    out = run(tmp_path, [Rev(BASE), Rev(EDITED, ip=vandal), Rev(further, ip=vandal), Rev(BASE),
+                         Rev(uses_a), Rev(uses_b)])
     for rev_id in (101, 102):
         edit = out[rev_id]
         assert isinstance(edit, LabelledEdit), out[rev_id]
@@ -115,8 +117,9 @@ def test_identity_revert_over_two_vandal_edits(tmp_path: Path) -> None:
 
 
 def test_reverted_then_readded_is_discarded(tmp_path: Path) -> None:
-    out = run(tmp_path, [Rev(BASE), Rev(EDITED), Rev(BASE, comment="rv"), Rev(EDITED),
-                         Rev(USES_2), Rev(USES_3)])
+    # Bob adds, Alice reverts, Bob adds again (an edit war).
+    out = run(tmp_path, [Rev(BASE), Rev(EDITED, user="Bob"), Rev(BASE, comment="rv"),
+                         Rev(EDITED, user="Bob"), Rev(USES_2), Rev(USES_3)])
     assert isinstance(out[101], Discarded)
     assert out[101].reason == "changed_after_revert"
     assert "reverted by 102, then changed by 103" in out[101].detail
@@ -130,8 +133,8 @@ def test_partial_undo_detected_from_text(tmp_path: Path) -> None:
     undone = article(sections={"History": HISTORY, "Uses": [USES[0] + " Also in toys."]})
     later = article(sections={"History": HISTORY, "Uses": [USES[0] + " Also in cars."]})
     later2 = article(sections={"History": HISTORY, "Uses": [USES[0] + " Also in carts."]})
-    out = run(tmp_path, [Rev(BASE), Rev(EDITED), Rev(undone, comment="copyedit"), Rev(later),
-                         Rev(later2)])
+    out = run(tmp_path, [Rev(BASE), Rev(EDITED, user="Bob"), Rev(undone, comment="copyedit"),
+                         Rev(later), Rev(later2)])
     edit = out[101]
     assert isinstance(edit, LabelledEdit)
     assert edit.label == "rejected"
@@ -159,13 +162,13 @@ def test_revert_comment_lowers_the_undo_threshold(tmp_path: Path) -> None:
                                 "Uses": USES})
     later = [article(sections={"History": [HISTORY[0] + " " + second, HISTORY[1]],
                                "Uses": [USES[0] + s]}) for s in (" A.", " B.")]
-    with_comment = run(tmp_path, [Rev(BASE), Rev(edited), Rev(partial, comment="rv fire"),
-                                  *(Rev(t) for t in later)])
+    with_comment = run(tmp_path, [Rev(BASE), Rev(edited, user="Bob"),
+                                  Rev(partial, comment="rv fire"), *(Rev(t) for t in later)])
     edit = with_comment[101]
     assert isinstance(edit, LabelledEdit) and edit.label == "rejected"
     assert edit.signals == ("text_undo", "revert_comment")
     assert edit.undo_fraction == round(14 / 24, 4)
-    without = run(tmp_path, [Rev(BASE), Rev(edited), Rev(partial, comment="tidy"),
+    without = run(tmp_path, [Rev(BASE), Rev(edited, user="Bob"), Rev(partial, comment="tidy"),
                              *(Rev(t) for t in later)])
     assert isinstance(without[101], Discarded)
     assert without[101].reason == "changed_before_stable"

@@ -25,7 +25,21 @@ Rules (HelloFresh's, made precise)
       of one of the ``revert_window`` revisions before the edit, within ``revert_window``
       revisions after it) or a *text undo*: at least ``undo_threshold`` of the words the
       edit changed are undone in the section (``undo_threshold_with_comment`` when the
-      summary says it reverts; a summary alone never suffices).
+      summary says it reverts; a summary alone never suffices). Either way more of the
+      edit must be undone than the author's own revisions had left undone (see the next
+      rule).
+    * The revert must be by another user (the paper: "reverted by another user"). A later
+      revision by the edit's author (same username, or same IP) is looked at as an ordinary
+      later edit: if it leaves the paragraph alone it counts among the N, if it changes or
+      takes back the paragraph the edit is changed (and rejected only if someone else then
+      reverts it, undoing more of it than the author had), so a self-revert or the author's
+      own rewording never makes it rejected.
+    * Where the edit is looked for: its section, found by its heading path. When a later
+      revision has no section under that path but still has some of the section's
+      paragraphs (a renamed or re-levelled heading, a reorganised page), the whole article
+      is looked at instead, and the undo is measured against the whole article as the edit
+      left it; a renamed section is not read as the edit's text removed. A section whose
+      heading and text are both gone was removed, and is looked at as empty.
     * Everything else is :class:`~freshwiki.changes.edits.Discarded` with a reason, among
       them: changed by a non-revert edit before N edits (``changed_before_stable``; an
       identity revert within the window still counts, as vandals often edit twice before
@@ -170,6 +184,17 @@ def _user(revision: Revision) -> tuple[UserType, str | None]:
     return "registered", who.username
 
 
+def _same_author(edit: Edit, revision: Revision) -> bool:
+    """Whether a revision is by the edit's own author (same username, or same IP).
+
+    HelloFresh counts an edit rejected when it is "reverted by another user": an author who
+    takes back or rewrites their own text is not the community rejecting it. A deleted
+    contributor matches nobody.
+    """
+    user_type, user = _user(revision)
+    return user is not None and (user_type, user) == (edit.user_type, edit.user)
+
+
 @dataclass
 class _Pending:
     """An edit waiting for its label, and what has been seen of it so far."""
@@ -180,13 +205,18 @@ class _Pending:
     position: int
     before_digests: frozenset[str]
     change: SectionChange
+    edit_view: ArticleView
     phase: Literal["watch", "changed", "reverted"] = "watch"
     stable: int = 0
     changed_at: int | None = None
+    changed_by_author: bool = False
     reverting_id: int | None = None
     signals: tuple[str, ...] = ()
     undo_at_revert: float = 0.0
     restored: tuple[str, ...] = ()
+    article_change: SectionChange | None = None
+    author_undone: float = 0.0
+    last_undone: float = 0.0
 
     def discard(self, reason: str, detail: str) -> Discarded:
         return Discarded(self.edit.page_id, self.edit.title, self.edit.revision_id, reason,
@@ -198,6 +228,30 @@ class _Pending:
             return contains_run(paragraphs, self.hunk.after)
         return not any(p in paragraphs for p in self.hunk.before)
 
+    def place(self, view: ArticleView) -> tuple[tuple[str, ...], float]:
+        """The paragraphs to look for the edit in, and the share of it undone, in a view.
+
+        Normally the edit's section. When its heading is not in the later revision but some
+        paragraph of the section (as the edit left it) still is (a renamed or re-levelled
+        heading, a reorganised page), the whole article: the absent section would read as
+        the edit's words all gone and make a rename look like a full revert. The undo is
+        then measured against the whole article as the edit left it, so words that also
+        occur in other sections are neither "gone" nor "back" merely for being there.
+        When none of the section's text is left either, the section was removed (often by
+        the revert of an edit that added it), and the empty section is the right measure:
+        the whole article's other changes would only add noise to it.
+        """
+        path = self.hunk.section_path
+        if path in view.sections:
+            return view.section(path), self.change.undone_by(view.section_words(path))
+        if not any(p in view.paragraph_set for p in self.edit_view.section(path)):
+            return (), self.change.undone_by(Counter())
+        if self.article_change is None:
+            self.article_change = SectionChange(after=self.edit_view.all_words,
+                                                added=self.change.added,
+                                                removed=self.change.removed)
+        return view.all_paragraphs, self.article_change.undone_by(view.all_words)
+
     def observe(
         self, revision: Revision, view: ArticleView, position: int, options: LabelOptions
     ) -> Outcome | None:
@@ -207,8 +261,7 @@ class _Pending:
             return self.discard("ambiguous_section",
                                 f"heading {' > '.join(path) or '(lead)'} occurs more than once "
                                 f"in later revision {revision.id}")
-        paragraphs = view.section(path)
-        undone = self.change.undone_by(view.section_words(path))
+        paragraphs, undone = self.place(view)
         if self.phase == "reverted":
             stays = (undone >= self.undo_at_revert - options.stay_tolerance
                      and all(p in paragraphs for p in self.restored))
@@ -220,14 +273,25 @@ class _Pending:
             self.stable += 1
             return self._decide("rejected", revision.id)
         since = position - self.position
-        # A whole-page restore of an earlier text reverts *this* edit only if it undoes some
-        # of this edit's own change: restoring a text from before it can leave its section
-        # exactly as it left it (a later rollback of something else).
+        # The author's own later revision is never the revert (the paper: "reverted by
+        # another user"); it is looked at like any other later edit of the paragraph below.
+        # What the author took back of their own edit is not anyone else's undo either: a
+        # revert by another user must undo more than the author's own revisions had left
+        # undone (the share after the author's latest revision that changed it; one that
+        # edits elsewhere leaves others' undoing to them), or a self-revert would be
+        # "reverted" by the next revision of anyone. With no such revision that is more
+        # than 0: restoring a text from before the edit can leave its section as the edit
+        # left it, a rollback of something else.
+        own = _same_author(self.edit, revision)
+        if own and undone != self.last_undone:
+            self.author_undone = undone
+        self.last_undone = undone
+        undoes = not own and undone > self.author_undone
         identity = (since <= options.revert_window and view.digest in self.before_digests
-                    and undone > 0)
+                    and undoes)
         comment = is_revert_comment(revision.comment)
         threshold = options.undo_threshold_with_comment if comment else options.undo_threshold
-        if identity or undone >= threshold:
+        if identity or (undoes and undone >= threshold):
             signals = ["identity_revert"] if identity else []
             if undone >= threshold:
                 signals.append("text_undo")
@@ -242,18 +306,22 @@ class _Pending:
             if since >= options.revert_window:
                 return self.discard(
                     "changed_before_stable",
-                    f"changed by {self.changed_at} after {self.stable} of {self.required} "
-                    f"edits and not reverted within {options.revert_window} revisions")
+                    f"changed by {self.changed_at}{self._by_whom()} after {self.stable} of "
+                    f"{self.required} edits and not reverted within {options.revert_window} "
+                    "revisions")
             return None
         if self.kept(paragraphs):
             self.stable += 1
             return self._decide("accepted", revision.id)
-        self.phase, self.changed_at = "changed", revision.id
+        self.phase, self.changed_at, self.changed_by_author = "changed", revision.id, own
         if since >= options.revert_window:
             return self.discard("changed_before_stable",
-                                f"changed by {revision.id} after {self.stable} of "
-                                f"{self.required} edits")
+                                f"changed by {revision.id}{self._by_whom()} after {self.stable} "
+                                f"of {self.required} edits")
         return None
+
+    def _by_whom(self) -> str:
+        return " (the edit's own author)" if self.changed_by_author else ""
 
     def _decide(self, label: Literal["accepted", "rejected"], at: int) -> LabelledEdit | None:
         if self.stable < self.required:
@@ -267,8 +335,8 @@ class _Pending:
     def unfinished(self) -> Discarded:
         if self.phase == "changed":
             return self.discard("changed_before_stable",
-                                f"changed by {self.changed_at}; the history ends before a "
-                                "revert")
+                                f"changed by {self.changed_at}{self._by_whom()}; the history "
+                                "ends before a revert")
         state = f"after the revert by {self.reverting_id}" if self.phase == "reverted" else (
             "unchanged")
         return self.discard("history_ended",
@@ -449,6 +517,7 @@ class EditLabeller:
             before_digests=frozenset(state.recent) - {view.digest},
             change=SectionChange.between(parent_view.section_words(path),
                                          view.section_words(path)),
+            edit_view=view,
         )
 
 

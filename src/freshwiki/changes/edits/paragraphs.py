@@ -19,6 +19,7 @@ import hashlib
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Final, Literal
 
 from freshwiki.corpus import clean_wikitext
@@ -129,6 +130,26 @@ class ArticleView:
             cached = words("\n".join(self.section(path)))
             self._words[path] = cached
         return cached
+
+    @cached_property
+    def all_paragraphs(self) -> tuple[str, ...]:
+        """Every paragraph of the article, section after section.
+
+        The labeller falls back on these when an edit's section is no longer found by its
+        heading (a renamed or re-levelled heading, a reorganised page): the edit's text may
+        still be on the page, and an absent section would read as everything removed.
+        """
+        return tuple(p for paragraphs in self.sections.values() for p in paragraphs)
+
+    @cached_property
+    def paragraph_set(self) -> frozenset[str]:
+        """The article's paragraphs as a set, to ask quickly whether one is on the page."""
+        return frozenset(self.all_paragraphs)
+
+    @cached_property
+    def all_words(self) -> Counter[str]:
+        """Words of the whole article (for the same fallback), computed once per view."""
+        return words("\n".join(self.all_paragraphs))
 
 
 @dataclass(frozen=True)
