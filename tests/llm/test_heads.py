@@ -43,3 +43,15 @@ def test_two_classes_use_one_row_and_bad_input_is_refused() -> None:
     damaged = LogisticHead(classes=("a", "b"), mean=(0.0,), scale=(1.0, 1.0),
                            coef=((1.0,),), intercept=(0.0,))
     assert not damaged.shapes_agree()
+
+
+def test_fields_round_trip_and_a_missing_key_is_a_key_error() -> None:
+    head = LogisticHead(classes=("a", "b"), mean=(0.5, -1.0), scale=(2.0, 1.0),
+                        coef=((0.25, -3.0),), intercept=(0.125,))
+    fields = head.to_fields()
+    assert fields == {"classes": ["a", "b"], "scaler": {"mean": [0.5, -1.0], "scale": [2.0, 1.0]},
+                      "coef": [[0.25, -3.0]], "intercept": [0.125]}
+    assert LogisticHead.from_fields({**fields, "other": 1}) == head
+    del fields["intercept"]
+    with pytest.raises(KeyError):
+        LogisticHead.from_fields(fields)

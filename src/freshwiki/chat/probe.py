@@ -163,10 +163,7 @@ class VerifierProbe:
             "model": self.model,
             "dim": self.dim,
             "prompt_sha256": self.prompt_sha256,
-            "classes": list(self.head.classes),
-            "scaler": {"mean": list(self.head.mean), "scale": list(self.head.scale)},
-            "coef": [list(row) for row in self.head.coef],
-            "intercept": list(self.head.intercept),
+            **self.head.to_fields(),
             "training": dict(self.training),
         }
 
@@ -212,13 +209,7 @@ class VerifierProbe:
                              f"this freshwiki reads version {VERSION}",
                              hint="train the probe again with this freshwiki.")
         try:
-            head = LogisticHead(
-                classes=tuple(str(c) for c in data["classes"]),
-                mean=tuple(float(v) for v in data["scaler"]["mean"]),
-                scale=tuple(float(v) for v in data["scaler"]["scale"]),
-                coef=tuple(tuple(float(v) for v in row) for row in data["coef"]),
-                intercept=tuple(float(v) for v in data["intercept"]),
-            )
+            head = LogisticHead.from_fields(data)
             probe = cls(feature_kind=str(data["feature_kind"]), model=str(data["model"]),
                         head=head, prompt_sha256=str(data["prompt_sha256"]),
                         training=dict(data.get("training", {})))

@@ -11,8 +11,9 @@ classes mean, which features it accepts and how it is stored belong to its user.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -75,6 +76,37 @@ class LogisticHead:
         e = np.exp(logits)
         probs: npt.NDArray[np.float64] = e / e.sum(axis=1, keepdims=True)
         return probs
+
+    def to_fields(self) -> dict[str, Any]:
+        """The head's part of a saved file: ``classes``, ``scaler``, ``coef``, ``intercept``.
+
+        The gate and the probe write these four keys in the same layout, so a person reads
+        either file the same way and one reader (:meth:`from_fields`) serves both.
+        """
+        return {
+            "classes": list(self.classes),
+            "scaler": {"mean": list(self.mean), "scale": list(self.scale)},
+            "coef": [list(row) for row in self.coef],
+            "intercept": list(self.intercept),
+        }
+
+    @classmethod
+    def from_fields(cls, data: Mapping[str, Any]) -> LogisticHead:
+        """The inverse of :meth:`to_fields`; other keys of ``data`` are ignored.
+
+        Shapes are not checked here (:meth:`shapes_agree` does that), so the caller can name
+        its own file in one message for a missing key and for arrays that do not fit.
+
+        Raises:
+            KeyError, TypeError, ValueError: a key is missing or a value is not a number.
+        """
+        return cls(
+            classes=tuple(str(c) for c in data["classes"]),
+            mean=tuple(float(v) for v in data["scaler"]["mean"]),
+            scale=tuple(float(v) for v in data["scaler"]["scale"]),
+            coef=tuple(tuple(float(v) for v in row) for row in data["coef"]),
+            intercept=tuple(float(v) for v in data["intercept"]),
+        )
 
     def predict(self, x: npt.NDArray[np.float64]) -> list[str]:
         """The most probable class of each row of ``x``."""

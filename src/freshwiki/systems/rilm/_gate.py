@@ -234,10 +234,7 @@ class CertaintyGate:
             "model": self.model,
             "dim": self.dim,
             "feature_names": list(self.feature_names),
-            "classes": list(self.classes),
-            "scaler": {"mean": list(self.mean), "scale": list(self.scale)},
-            "coef": [list(row) for row in self.coef],
-            "intercept": list(self.intercept),
+            **self.head.to_fields(),
             "training": dict(self.training),
         }
 
@@ -280,26 +277,23 @@ class CertaintyGate:
                             hint="train the gate again with this freshwiki (`freshwiki "
                             "growover train-gate RUN_ID --out PATH`).")
         try:
+            head = LogisticHead.from_fields(data)
             gate = cls(
                 feature_kind=str(data["feature_kind"]),
                 model=str(data["model"]),
-                classes=tuple(str(c) for c in data["classes"]),
-                mean=tuple(float(v) for v in data["scaler"]["mean"]),
-                scale=tuple(float(v) for v in data["scaler"]["scale"]),
-                coef=tuple(tuple(float(v) for v in row) for row in data["coef"]),
-                intercept=tuple(float(v) for v in data["intercept"]),
+                classes=head.classes,
+                mean=head.mean,
+                scale=head.scale,
+                coef=head.coef,
+                intercept=head.intercept,
                 feature_names=tuple(str(n) for n in data.get("feature_names", ())),
                 training=dict(data.get("training", {})),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise GateError(f"{source} is a damaged gate ({exc!r})",
                             hint="train the gate again.") from exc
-        rows = 1 if len(gate.classes) == 2 else len(gate.classes)
         if (
-            len(gate.scale) != gate.dim
-            or len(gate.coef) != rows
-            or any(len(row) != gate.dim for row in gate.coef)
-            or len(gate.intercept) != rows
+            not head.shapes_agree()
             or not set(gate.classes) <= set(CLASSES)
             or RELIABLE not in gate.classes
         ):
