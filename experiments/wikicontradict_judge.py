@@ -6,7 +6,7 @@ Run from the repository root::
     .venv/bin/python experiments/wikicontradict_judge.py [--set real|handwritten|both]
         [--judge local:qwen2.5-coder-1.5b] [--real-judge default|SPEC]
         [--also-judge local:qwen2.5-coder-1.5b|none] [--labels FILE.jsonl]
-        [--real-labels FILE.jsonl] [--dataset PATH] [--out results.json]
+        [--real-labels FILE.jsonl ...] [--real-sample TEXT] [--dataset PATH] [--out results.json]
         [--real-out results.json] [--show-errors] [--threads 1]
 
 Two labelled sets, each written to its own result file because they rest on different data:
@@ -22,7 +22,11 @@ Two labelled sets, each written to its own result file because they rest on diff
   1.5B) then reads every response, its own included, so the two judge models can be told
   apart from the rule that pairs them with producers. Result:
   ``results/wikicontradict_judge_real.json``. ``wikicontradict_judge_rule.py`` scores today's
-  default-judge rule from these runs without a model.
+  default-judge rule from these runs without a model. ``--real-labels`` repeats to pool files
+  (e.g. one model's answers on two templates, so a class rests on more answers; the figures
+  per template stay in ``by_template``); what each file's sample is comes from
+  :data:`REAL_SETS` (or ``--real-sample``), so the result never describes one file's data with
+  another's words.
 * ``handwritten`` (``validation/human_labels.jsonl``, or ``--labels FILE``): the 40 responses a
   person wrote and labelled (templates 4 and 5), judged by ``--judge``. Result:
   ``results/wikicontradict_judge.json``.
@@ -90,6 +94,76 @@ VALIDATION = ROOT / "src" / "freshwiki" / "benchmarks" / "wikicontradict" / "val
 REAL_LABELS = VALIDATION / "real_labels.jsonl"
 HUMAN_LABELS = VALIDATION / "human_labels.jsonl"
 JUDGE = "wikicontradict-judge"
+
+_BLIND = ("labelled from an export of the answers that held no score, before either scorer ran "
+          "on them (validation/README.md says how). The matcher's rules were last changed at "
+          "commit 4409457 and the judge's prompt examples at commit 4ba9005, both before these "
+          "answers were generated; neither was tuned on them. The labellers belong to the team "
+          "that wrote both scorers, so the labels are not independent of its reading of the "
+          "paper's rules")
+MAINTAINERS = ("project maintainers (sessions of an AI assistant, Claude, working as the "
+               "project's engineer; not independent human annotation), one reader per response; "
+               "no second labeller")
+
+REAL_SETS: dict[str, tuple[str, str]] = {
+    "real_labels.jsonl": (
+        "out of sample. The responses are real outputs of the three local models "
+        "on 62 questions chosen by seed (benchmark options sample=9, seed=1..6 for "
+        "templates 1, 4, 5; seeds 7 and 8 for more 1.5B template-5 answers), "
+        "labelled by reading before either scorer ran on them. The matcher's rules "
+        "were last changed before (commit 4409457); the judge's examples were last "
+        "changed after (commit 4ba9005), chosen on WikiContradict items 0-20 of "
+        "another run's template 2/3 and 5.2-5.4 answers, without looking at these "
+        "labels or this set's verdicts. The matcher's rules rest on other data: the "
+        "40 hand-written "
+        "responses (validation/human_labels.jsonl) and the hand-written cases of "
+        "tests/benchmarks/test_wikicontradict_match.py; the judge's prompt examples "
+        "are invented. Neither was tuned on these responses. The labeller belongs "
+        "to the team that wrote both scorers, so the labels are not independent of "
+        "its reading of the paper's rules",
+        "one reader (an AI assistant, Claude), by reading each response against its "
+        "question, passages and gold answers; no second labeller"),
+    "real_labels_table5.jsonl": (
+        "out of sample. The 1.5B's template-5 answers to all 253 instances (runs "
+        "3ccba3f37268 and 80f8c37bd8db), less 18 whose text is already labelled in "
+        "real_labels.jsonl; " + _BLIND, MAINTAINERS),
+    "real_labels_table5_05b.jsonl": (
+        "out of sample. The 0.5B's template-5 answers to all 253 instances (run "
+        "0c862031c30c), less 13 whose text is already labelled in real_labels.jsonl; "
+        + _BLIND, MAINTAINERS),
+    "real_labels_table5_smollm2.jsonl": (
+        "out of sample. SmolLM2-135M's template-5 answers to all 253 instances (run "
+        "7f022c0b5867), less 6 whose text is already labelled in real_labels.jsonl; "
+        + _BLIND, MAINTAINERS),
+    "real_labels_t51.jsonl": (
+        "out of sample. The 1.5B's template-5.1 answers (template 5 with the passages in the "
+        "other order) to all 253 instances (run 2a88a468b0c5); " + _BLIND,
+        MAINTAINERS),
+}
+"""Per labels file of the real set: (what its sample is, who labelled it), for the result's
+provenance. "project maintainers" are sessions of an AI assistant (Claude) working as the
+project's engineer, one reader per response: not independent human annotation."""
+
+
+def real_provenance(paths: Sequence[Path], given: str | None) -> tuple[str, str]:
+    """(sample, labelled_by) of the pooled real set: each file's own entry, joined.
+
+    Raises:
+        SystemExit: a file is not in :data:`REAL_SETS` and no ``--real-sample`` was given
+            (before anything runs, so no result file says the wrong thing about its data).
+    """
+    unknown = [str(p) for p in paths if p.name not in REAL_SETS]
+    if unknown and given is None:
+        raise SystemExit(f"no provenance for {', '.join(unknown)}: add it to REAL_SETS in "
+                         "experiments/wikicontradict_judge.py or pass --real-sample TEXT")
+    if given is not None:
+        return given, "as --real-sample says"
+    entries = [REAL_SETS[p.name] for p in paths]
+    if len(entries) == 1:
+        return entries[0]
+    return ("; ".join(f"{p.name}: {e[0]}" for p, e in zip(paths, entries, strict=True)),
+            "; ".join(sorted({e[1] for e in entries})))
+
 MATCH = "wikicontradict-match"
 
 PAPER_PER_CLASS: dict[str, dict[str, float]] = {
@@ -122,6 +196,8 @@ class Labelled:
     run_id: str
     group: str
     """Which replay run holds it: the run it was read from, or its labels file."""
+    source: Path
+    """The labels file it was read from (the replay system's answers file)."""
 
 
 @dataclass(frozen=True)
@@ -142,14 +218,14 @@ def read_labelled(path: Path, *, by_run: bool) -> list[Labelled]:
         fields = raw[row.line]
         run_id = str(fields.get("run_id", ""))
         out.append(Labelled(row, str(fields.get("model", "")), str(fields.get("system", "")),
-                            run_id, run_id if by_run and run_id else str(path)))
+                            run_id, run_id if by_run and run_id else str(path), path))
     return out
 
 
-async def replay_runs(answers: Path, items: Sequence[Labelled], *, judge: Callable[[str], str],
+async def replay_runs(items: Sequence[Labelled], *, judge: Callable[[str], str],
                       dataset: Path, settings: Settings, store: Path,
                       calls: list[dict[str, Any]], column: str) -> dict[str, str]:
-    """One replay run of ``answers`` per group of ``items``; group → run id.
+    """One replay run per group of ``items``, answering from its labels file; group → run id.
 
     ``judge`` maps a group's producing model ("" for hand-written answers) to its judge's
     spec, which is also the run's model: the replay system never calls it, and the producer's
@@ -162,6 +238,11 @@ async def replay_runs(answers: Path, items: Sequence[Labelled], *, judge: Callab
     for group, members in groups.items():
         producer = _only_model(members)
         spec = judge(producer)
+        answers = members[0].source
+        if any(m.source != answers for m in members):
+            raise SystemExit(f"run {group} has labels in more than one file "
+                             f"({sorted({str(m.source) for m in members})}): keep each run's "
+                             "labels in one file")
         run_filter = f"run_id={group}" if group != str(answers) else ""
         started, since = time.perf_counter(), time.time()
         summary = await run_evaluation(
@@ -286,7 +367,7 @@ def evaluate_columns(items: list[Labelled], columns: dict[str, Column], judges: 
     verdicts = {name: [_verdict(col, i) for i in items] for name, col in columns.items()}
     specs = {name: {g: str(run.info.config.get("judge_spec")) for g, run in
                     columns[name].runs.items()} for name in judges}
-    metadata = [next((v[2] for v in (verdicts[n][k] for n in columns) if v[2]), {})
+    metadata: list[Any] = [next((v[2] for v in (verdicts[n][k] for n in columns) if v[2]), {})
                 for k in range(len(items))]
 
     def by(key: Callable[[int], str], names: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -401,8 +482,13 @@ async def main(argv: list[str]) -> int:
     parser.add_argument("--labels", type=Path, action="append",
                         help="labels JSONL replacing the hand-written set (default: built-in; "
                         "repeat to pool several files; each file is one replay run)")
-    parser.add_argument("--real-labels", type=Path, default=REAL_LABELS,
-                        help="labels JSONL of the real set (default: %(default)s)")
+    parser.add_argument("--real-labels", type=Path, action="append",
+                        help="labels JSONL of the real set (default: "
+                        f"{_relative(REAL_LABELS)}); repeat to pool several files, e.g. two "
+                        "templates of one model")
+    parser.add_argument("--real-sample", default=None,
+                        help="what the result file says about the real set's sample, for a "
+                        "labels file not in REAL_SETS")
     parser.add_argument("--items", default=None,
                         help="with --labels: count only WikiContradict items LO-HI (by the "
                         "number in wc-NNN-qM), e.g. 0-20 for a development half and 21-41 "
@@ -427,8 +513,10 @@ async def main(argv: list[str]) -> int:
     store = default_results_path(settings)
 
     if args.which in ("real", "both"):
-        path = args.real_labels
-        real = read_labelled(path, by_run=True)
+        paths = args.real_labels or [REAL_LABELS]
+        samples, labelled_by = real_provenance(paths, args.real_sample)
+        real = [i for p in paths for i in read_labelled(p, by_run=True)]
+        path = paths[0] if len(paths) == 1 else Path("+".join(map(str, paths)))
         judges = {JUDGE: str(args.real_judge)}
         if args.also_judge != "none":
             judges[f"{JUDGE} [{args.also_judge} for all]"] = str(args.also_judge)
@@ -441,7 +529,7 @@ async def main(argv: list[str]) -> int:
                 return (default_judge(producer, settings).spec if given == "default"
                         else given)
 
-            ids[name] = await replay_runs(path, real, judge=judge_of, dataset=args.dataset,
+            ids[name] = await replay_runs(real, judge=judge_of, dataset=args.dataset,
                                           settings=settings, store=store, calls=calls,
                                           column=name)
         columns = {name: Column(JUDGE, _load(store, run_ids)) for name, run_ids in ids.items()}
@@ -452,35 +540,23 @@ async def main(argv: list[str]) -> int:
         models = sorted({i.model for i in real})
         self_judged = {name: sum(result["items"][k][f"{name} spec"] == i.model
                                  for k, i in enumerate(real)) for name in judges}
+        real_named = [_relative(p) for p in paths]
         written = write_result(args.real_out, {
-            "labels_file": _relative(path),
+            **({"labels_file": real_named[0]} if len(real_named) == 1 else {}),
+            "labels_files": real_named,
             "judge_rule": "default" if args.real_judge == "default" else args.real_judge,
             "also_judge": args.also_judge,
             "self_judged": self_judged, "producers": models, "paper": PAPER,
             "runs": ids, **result,
         }, data=data_provenance(
             {"real": 1.0},
-            sample="out of sample. The responses are real outputs of the three local models "
-                   "on 62 questions chosen by seed (benchmark options sample=9, seed=1..6 for "
-                   "templates 1, 4, 5; seeds 7 and 8 for more 1.5B template-5 answers), "
-                   "labelled by reading before either scorer ran on them. The matcher's rules "
-                   "were last changed before (commit 4409457); the judge's examples were last "
-                   "changed after (commit 4ba9005), chosen on WikiContradict items 0-20 of "
-                   "another run's template 2/3 and 5.2-5.4 answers, without looking at these "
-                   "labels or this set's verdicts. The matcher's rules rest on other data: the "
-                   "40 hand-written "
-                   "responses (validation/human_labels.jsonl) and the hand-written cases of "
-                   "tests/benchmarks/test_wikicontradict_match.py; the judge's prompt examples "
-                   "are invented. Neither was tuned on these responses. The labeller belongs "
-                   "to the team that wrote both scorers, so the labels are not independent of "
-                   "its reading of the paper's rules",
+            sample=samples,
             figure="measured",
             sources="responses from `freshwiki eval wikicontradict` runs (run ids per item; "
                     "../shared/data/wikicontradict/wikicontradict.json, MIT), replayed through "
                     "the runner by the replay system (run ids under `runs`); labels and "
-                    "one-line reasons in validation/real_labels.jsonl",
-            labelled_by="one reader (an AI assistant, Claude), by reading each response "
-                        "against its question, passages and gold answers; no second labeller",
+                    f"one-line reasons in {', '.join(real_named)}",
+            labelled_by=labelled_by,
             responses=len(real)))
         print(f"results: {written}")
 
@@ -491,7 +567,7 @@ async def main(argv: list[str]) -> int:
         run_ids = {}
         for f in files:
             run_ids.update(await replay_runs(
-                f, [i for i in hand if i.group == str(f)], judge=lambda _m: str(args.judge),
+                [i for i in hand if i.group == str(f)], judge=lambda _m: str(args.judge),
                 dataset=args.dataset, settings=settings, store=store, calls=calls,
                 column=JUDGE))
         if args.items:

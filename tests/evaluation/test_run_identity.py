@@ -436,9 +436,11 @@ def test_label_files_are_out_of_the_fingerprint_and_prompts_data_and_schemas_in(
                     and p.suffix != ".py")
     assert labels == [f"freshwiki/benchmarks/wikicontradict/validation/{n}" for n in (
         "human_labels.jsonl", "real_labels.jsonl", "real_labels_detection.jsonl",
-        "real_labels_single.jsonl", "real_labels_table5.jsonl", "real_labels_table5_05b.jsonl",
-        "real_labels_table5_smollm2.jsonl")]
+        "real_labels_single.jsonl", "real_labels_t51.jsonl", "real_labels_table5.jsonl",
+        "real_labels_table5_05b.jsonl", "real_labels_table5_smollm2.jsonl")]
+    readme = "freshwiki/benchmarks/wikicontradict/validation/README.md"
     assert not set(labels) & set(files)
+    assert readme not in files
     # What decides outputs stays in: templates, the judge's prompts, the revisions data, the
     # instruction file.
     for kept in ("freshwiki/benchmarks/wikicontradict/templates/two_passages.j2",
@@ -447,11 +449,13 @@ def test_label_files_are_out_of_the_fingerprint_and_prompts_data_and_schemas_in(
                  "freshwiki/benchmarks/hellofresh/data/instructions.jsonl",
                  "freshwiki/benchmarks/hellofresh/templates/notes/p1.j2"):
         assert kept in files, kept
-    # No non-Python file of the package but the label files matches the exclusion.
+    # No non-Python file of the package but the label files and their README matches the
+    # exclusion.
     excluded = [p for p in (REPO / "src" / "freshwiki").rglob("*") if p.is_file()
                 and p.suffix not in (".py", ".pyc") and any(
                     fnmatch.fnmatchcase(p.name, pattern) for pattern in NOT_RUN_INPUTS)]
-    assert sorted(p.relative_to(REPO / "src").as_posix() for p in excluded) == labels
+    assert sorted(p.relative_to(REPO / "src").as_posix() for p in excluded) == sorted(
+        [*labels, readme])
 
 
 # ------------------------------------------------------- two checkouts, two processes

@@ -196,3 +196,50 @@ def test_the_rule_script_gives_the_committed_rule_file_again(tmp_path: Path) -> 
     for key in ("rows", "choices", "needs_model_run", "installed", "configured_model", "from"):
         _close(committed[key], written[key], key)
     assert "runs" not in written
+
+
+def test_the_real_set_pools_files_and_a_file_without_provenance_is_refused(
+    shared_data: Path, tmp_path: Path,
+) -> None:
+    # Two labels files in the real set's format, three answers from two source runs: the
+    # script makes one replay run per source run and writes where each file's sample came from.
+    lines = [json.loads(line) for line in
+             (REPO / "src/freshwiki/benchmarks/wikicontradict/validation/human_labels.jsonl"
+              ).read_text("utf-8").splitlines()[:3]]
+    files = [tmp_path / "first.jsonl", tmp_path / "second.jsonl"]
+    for path, rows, run in ((files[0], lines[:2], "r1"), (files[1], lines[2:], "r2")):
+        path.write_text("".join(json.dumps({**row, "run_id": run, "system": "vanilla",
+                                            "model": "local:some-model"}) + "\n"
+                                for row in rows), encoding="utf-8")
+    verdict = {"answer1_given": True, "answer2_given": True, "conflict_acknowledged": True,
+               "one_preferred": False, "no_conflict_stated": False}
+    script = tmp_path / "judge.jsonl"
+    script.write_text("".join(json.dumps({"text": json.dumps(verdict)}) + "\n"
+                              for _ in range(3)), encoding="utf-8")
+    out = tmp_path / "real.json"
+    command = [sys.executable, str(EXPERIMENTS / "wikicontradict_judge.py"), "--set", "real",
+               "--real-labels", str(files[0]), "--real-labels", str(files[1]),
+               "--real-judge", f"scripted:{script}", "--also-judge", "none",
+               "--dataset", str(shared_data / DATASET), "--real-out", str(out),
+               "--allow-dirty"]
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src"),
+           "FRESHWIKI_HOME": str(tmp_path / "home")}
+    # Neither file is in REAL_SETS: without --real-sample nothing runs and nothing is written.
+    refused = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=REPO,
+                             env=env)
+    assert refused.returncode != 0
+    assert "no provenance for" in refused.stderr and str(files[0]) in refused.stderr
+    assert not out.exists() and not (tmp_path / "home").exists()
+
+    proc = subprocess.run([*command, "--real-sample", "three rows written for this test"],
+                          capture_output=True, text=True, timeout=600, cwd=REPO, env=env)
+    assert proc.returncode == 0, proc.stderr
+    written = json.loads(out.read_text(encoding="utf-8"))
+    assert written["labels_files"] == [str(f) for f in files]
+    assert "labels_file" not in written  # one name would hide the second file
+    assert sorted(written["runs"]["wikicontradict-judge"]) == ["r1", "r2"]
+    assert written["n"] == 3
+    assert written["data"]["sample"] == "three rows written for this test"
+    # Labels read by hand: correct, partially correct, incorrect; the judge says "correct"
+    # to all three, so one of three agrees.
+    assert written["scorers"]["wikicontradict-judge"]["accuracy"] == pytest.approx(1 / 3)

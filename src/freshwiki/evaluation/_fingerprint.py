@@ -25,9 +25,11 @@ scores. Fingerprinting them made correcting one human label start every
 WikiContradict run anew, so files named ``*labels*`` are excluded by name. The rule is a name
 pattern, not a folder, so a label file moved elsewhere stays out, and it is narrow on purpose:
 templates (``*.j2``), schemas, word lists and instruction files never match it, so every file
-that does decide outputs is still fingerprinted (``tests/evaluation/test_fingerprint.py``
+that does decide outputs is still fingerprinted (``tests/evaluation/test_run_identity.py``
 checks the whole package against that). A file that must decide scores should not be named
-``*labels*``.
+``*labels*``. For the same reason a folder's ``README.md`` is left out: it documents the
+labels beside it, no code reads it, and adding a paragraph about a new labels file used to
+start every run of that benchmark anew.
 
 The result maps each module and each file to a short digest, so ``freshwiki runs diff`` can
 say *which* module or prompt differs between two runs, not only that something does.
@@ -50,10 +52,11 @@ DIGEST_LENGTH = 16
 
 _SKIP_SUFFIXES = frozenset({".py", ".pyc", ".pyo", ".so", ".pyd", ".typed"})
 
-NOT_RUN_INPUTS: tuple[str, ...] = ("*labels*",)
+NOT_RUN_INPUTS: tuple[str, ...] = ("*labels*", "README.md")
 """File-name patterns (:func:`fnmatch.fnmatch`, case-sensitive) of files beside the code that
-decide no output or score: reference labels read only for agreement analysis (see the module
-docstring). Matching files are left out of the fingerprint."""
+decide no output or score: reference labels read only for agreement analysis, and the README
+that documents them (see the module docstring). Matching files are left out of the
+fingerprint."""
 
 
 @dataclass(frozen=True)
