@@ -202,6 +202,30 @@ def test_yes_no_question_answered_by_attribution() -> None:
     assert match_response(both_rule, q, a1, a2, both).label == "correct"
 
 
+@pytest.mark.parametrize(
+    ("ending", "label"),
+    [
+        # Both years, then a closing sentence that settles on one: a preference.
+        ("Therefore, the answer is 1901.", "partially_correct"),
+        ("These differ, so the bridge opened in 1903.", "partially_correct"),
+        ("Therefore, the answer is:\n\n1903.", "partially_correct"),
+        # Closings that keep both sides open are no preference.
+        ("Therefore, the two passages disagree about the year.", "correct"),
+        ("So it depends on which source is right.", "correct"),
+        ("Therefore, there is not enough information to say which year is right.", "correct"),
+        ("So the bridge opened in 1901 or in 1903.", "correct"),
+        # "so" inside a clause that is not a conclusion of the answer is left alone.
+        ("Both say it was so narrow that carts could not cross.", "correct"),
+    ],
+)
+def test_a_closing_conclusion_that_picks_one_answer_is_a_preference(ending: str,
+                                                                    label: str) -> None:
+    q, a1, a2 = "When did the Ashford bridge open?", "1901", "1903"
+    response = ("Passage 1 says the Ashford bridge opened in 1901, while passage 2 says it "
+                f"opened in 1903. {ending}")
+    assert match_response(TEMPLATES["5"], q, a1, a2, response).label == label
+
+
 def _task(bench: WikiContradict, sample_id: str, template: str) -> Task:
     sample = next(s for s in bench.samples() if s.id == sample_id)
     return bench.render(sample, template)

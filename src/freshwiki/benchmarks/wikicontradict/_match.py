@@ -22,7 +22,9 @@ How a conflict is found: words such as conflict/contradict/inconsistent/discrepa
 "differ", "vary", or claims attributed to two different passages ("passage 1 ... passage 2",
 "one source ... another"); a cue preceded by a negation ("no contradiction") does not count.
 A preference is a cue such as "more reliable", "likely correct", "is a typo", "the correct
-figure is"; a cue after "unclear", "whether", "which", "cannot" ... does not count. A statement
+figure is"; a cue after "unclear", "whether", "which", "cannot" ... does not count. A closing
+conclusion that settles on one side ("... while passage 2 says Y. Therefore, the answer is X")
+is a preference too, unless it hedges or restates both answers (:func:`conclusion_cue`). A statement
 that there is no conflict is a negated conflict word ("do not contradict", "no discrepancy") or
 an agreement word ("consistent", "agree") that is not itself negated.
 
@@ -116,6 +118,18 @@ _PREFERENCE = re.compile(
     r"incorrect|mistaken|an error|a typo|a mistake|outdated)|should be trusted|"
     r"(?:i|we) (?:would )?(?:trust|go with|prefer)|prefer(?:red|able)?|the (?:correct|actual|"
     r"true|right) (?:answer|figure|date|number|year|value|one))\b",
+    re.IGNORECASE,
+)
+_CONCLUSION = re.compile(
+    r"(?:(?:^|(?<=[.!?:;\n]))\s*(?:therefore|thus|hence|so|in conclusion|in summary|overall|to "
+    r"conclude)\b|,\s*so\b)[,:]?\s*(?P<rest>[^.!?\n]*(?:(?<=:)\s*[^.!?\n]*)?)",
+    re.IGNORECASE,
+)
+_HEDGE = re.compile(
+    r"\b(?:both|either|neither|conflict\w*|contradict\w*|inconsisten\w*|discrepan\w*|"
+    r"disagree\w*|differ\w*|unclear|uncertain\w*|unknown|depend\w*|cannot|can't|not (?:possible|"
+    r"clear|certain|enough)|insufficient|(?:no|enough) information|whether|passages?|sources?|"
+    r"however|while|whereas|but)\b",
     re.IGNORECASE,
 )
 _NEGATION = re.compile(r"\b(?:no|not|without|never|nor|neither|none)\b|n't\b", re.IGNORECASE)
@@ -305,6 +319,29 @@ def preference_cue(text: str) -> str | None:
     return _cue(_PREFERENCE, text, _UNDECIDED)
 
 
+def conclusion_cue(text: str, keys: tuple[AnswerKey, AnswerKey] | None = None) -> str | None:
+    """A closing "therefore ..." that settles the question without a hedge, if there is one.
+
+    "Passage 1 says X, while passage 2 says Y. Therefore, the answer is X." gives both answers
+    and then picks one, which the paper's rules call partially correct; the explicit cues of
+    :func:`preference_cue` ("more reliable") miss it. The cue is "therefore", "thus", "hence",
+    "so", "in conclusion", "overall" at the start of a sentence, or ", so" inside one; what
+    follows up to the end of the sentence (and past a colon: "the answer is: X") is the
+    conclusion. A conclusion that keeps both sides open (it names the passages or sources,
+    says both, either, depends, conflict, unclear, no information ...) is no preference, and
+    neither is one that restates both gold answers (``keys``: "so it was laid down in 1746 and
+    on 8 January 1747" picks no side).
+    """
+    for m in _CONCLUSION.finditer(text):
+        rest = m.group("rest").strip()
+        if not rest or _HEDGE.search(rest):
+            continue
+        if keys is not None and all(key_present(key, rest) for key in keys):
+            continue
+        return m.group(0).strip()
+    return None
+
+
 def no_conflict_cue(text: str) -> str | None:
     """The words by which ``text`` says its sources do not conflict, if it does."""
     negated = _NEGATED_CONFLICT.search(text)
@@ -367,8 +404,8 @@ def match_response(
     spec: TemplateSpec, question: str, answer1: str, answer2: str, response: str
 ) -> MatchResult:
     """Label ``response`` to ``question`` whose gold answers are ``answer1``/``answer2``."""
-    found1 = key_present(answer_key(answer1, answer2, question), response)
-    found2 = key_present(answer_key(answer2, answer1, question), response)
+    keys = (answer_key(answer1, answer2, question), answer_key(answer2, answer1, question))
+    found1, found2 = (key_present(key, response) for key in keys)
     if spec.rule == "no_conflict":
         # Saying what each passage states is expected here, and is no claim of a conflict.
         conflict = _cue(_CONFLICT, response, _NEGATION)
@@ -376,7 +413,7 @@ def match_response(
         conflict = conflict_cue(response)
     if _yes_no(answer1) and _yes_no(answer2) and attribution_cue(response) is not None:
         found1 = found2 = True  # "passage 1 says X, passage 2 says not X" on a yes/no question
-    preference = preference_cue(response)
+    preference = preference_cue(response) or conclusion_cue(response, keys)
     agreement = no_conflict_cue(response)
     facts = Facts(found1, found2, conflict is not None, preference is not None,
                   agreement is not None)
