@@ -96,9 +96,12 @@ HUMAN_LABELS = VALIDATION / "human_labels.jsonl"
 JUDGE = "wikicontradict-judge"
 
 _BLIND = ("labelled from an export of the answers that held no score, before either scorer ran "
-          "on them (validation/README.md says how). The matcher's rules were last changed at "
-          "commit 4409457 and the judge's prompt examples at commit 4ba9005, both before these "
-          "answers were generated; neither was tuned on them. The labellers belong to the team "
+          "on them (validation/README.md says how). The judge's prompt examples were last "
+          "changed at commit 4ba9005, before these answers were generated. The matcher's "
+          "closing-conclusion rule (commit 067250f) was written from the 1.5B's template-5 "
+          "errors in real_labels_table5.jsonl, so the matcher is IN SAMPLE on that file and "
+          "out of sample on the others (their labels were frozen before the rule and nothing "
+          "was changed after its figures on them were seen). The labellers belong to the team "
           "that wrote both scorers, so the labels are not independent of its reading of the "
           "paper's rules")
 MAINTAINERS = ("project maintainers (sessions of an AI assistant, Claude, working as the "
@@ -111,7 +114,9 @@ REAL_SETS: dict[str, tuple[str, str]] = {
         "on 62 questions chosen by seed (benchmark options sample=9, seed=1..6 for "
         "templates 1, 4, 5; seeds 7 and 8 for more 1.5B template-5 answers), "
         "labelled by reading before either scorer ran on them. The matcher's rules "
-        "were last changed before (commit 4409457); the judge's examples were last "
+        "were last changed before (commit 4409457; its closing-conclusion rule, commit "
+        "067250f, came later and was written from real_labels_table5.jsonl, not from "
+        "these labels); the judge's examples were last "
         "changed after (commit 4ba9005), chosen on WikiContradict items 0-20 of "
         "another run's template 2/3 and 5.2-5.4 answers, without looking at these "
         "labels or this set's verdicts. The matcher's rules rest on other data: the "
@@ -124,7 +129,8 @@ REAL_SETS: dict[str, tuple[str, str]] = {
         "one reader (an AI assistant, Claude), by reading each response against its "
         "question, passages and gold answers; no second labeller"),
     "real_labels_table5.jsonl": (
-        "out of sample. The 1.5B's template-5 answers to all 253 instances (runs "
+        "out of sample for the judge, in sample for the matcher. The 1.5B's template-5 "
+        "answers to all 253 instances (runs "
         "3ccba3f37268 and 80f8c37bd8db), less 18 whose text is already labelled in "
         "real_labels.jsonl; " + _BLIND, MAINTAINERS),
     "real_labels_table5_05b.jsonl": (
@@ -161,7 +167,10 @@ def real_provenance(paths: Sequence[Path], given: str | None) -> tuple[str, str]
     entries = [REAL_SETS[p.name] for p in paths]
     if len(entries) == 1:
         return entries[0]
-    return ("; ".join(f"{p.name}: {e[0]}" for p, e in zip(paths, entries, strict=True)),
+    pooled = ("out of sample" if all(e[0].startswith("out of sample.") for e in entries)
+              else "partly in sample (each file says for which scorer)")
+    return (pooled + ". " + " ".join(f"{p.name}: {e[0]}" for p, e in
+                                     zip(paths, entries, strict=True)),
             "; ".join(sorted({e[1] for e in entries})))
 
 MATCH = "wikicontradict-match"
