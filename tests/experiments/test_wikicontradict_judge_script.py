@@ -112,6 +112,17 @@ def test_runs_agree_gives_every_committed_handwritten_figure_again(shared_data: 
         _close(committed[key], result[key], key)
 
 
+def _judge_saying_correct(tmp_path: Path, calls: int) -> Path:
+    """A scripted judge file whose every reply reads: both answers given, the conflict
+    acknowledged, neither preferred (``correct`` under templates 4 and 5)."""
+    verdict = {"answer1_given": True, "answer2_given": True, "conflict_acknowledged": True,
+               "one_preferred": False, "no_conflict_stated": False}
+    script = tmp_path / "judge.jsonl"
+    script.write_text("".join(json.dumps({"text": json.dumps(verdict)}) + "\n"
+                              for _ in range(calls)), encoding="utf-8")
+    return script
+
+
 def keys(value: Any, prefix: str = "") -> set[str]:
     """Every key path; group values and scorer names with a judge's spec become ``*``."""
     out: set[str] = set()
@@ -141,11 +152,7 @@ def test_the_script_replays_through_the_runner_and_writes_the_committed_keys(
              ).read_text("utf-8").splitlines()[:3]
     labels = tmp_path / "three.jsonl"
     labels.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    verdict = {"answer1_given": True, "answer2_given": True, "conflict_acknowledged": True,
-               "one_preferred": False, "no_conflict_stated": False}
-    script = tmp_path / "judge.jsonl"
-    script.write_text("".join(json.dumps({"text": json.dumps(verdict)}) + "\n"
-                              for _ in range(3)), encoding="utf-8")
+    script = _judge_saying_correct(tmp_path, 3)
     out = tmp_path / "hand.json"
     command = [sys.executable, str(EXPERIMENTS / "wikicontradict_judge.py"), "--set",
                "handwritten", "--labels", str(labels), "--judge", f"scripted:{script}",
@@ -211,11 +218,7 @@ def test_the_real_set_pools_files_and_a_file_without_provenance_is_refused(
         path.write_text("".join(json.dumps({**row, "run_id": run, "system": "vanilla",
                                             "model": "local:some-model"}) + "\n"
                                 for row in rows), encoding="utf-8")
-    verdict = {"answer1_given": True, "answer2_given": True, "conflict_acknowledged": True,
-               "one_preferred": False, "no_conflict_stated": False}
-    script = tmp_path / "judge.jsonl"
-    script.write_text("".join(json.dumps({"text": json.dumps(verdict)}) + "\n"
-                              for _ in range(3)), encoding="utf-8")
+    script = _judge_saying_correct(tmp_path, 3)
     out = tmp_path / "real.json"
     command = [sys.executable, str(EXPERIMENTS / "wikicontradict_judge.py"), "--set", "real",
                "--real-labels", str(files[0]), "--real-labels", str(files[1]),
