@@ -35,7 +35,18 @@ step "pinning pip"
 step "installing torch==2.13.0 (CPU) first"
 "${PIP[@]}" install --quiet -c constraints.txt torch==2.13.0
 
-step "installing freshwiki and its pinned dependencies (llama-cpp-python compiles once, ~8 min)"
+# llama.cpp's default build targets the building CPU (-march=native). On CPUs with Intel AMX it
+# then takes AMX matrix kernels that crash in decode (segfault; llama.cpp issue #20824), so on
+# x86-64 it is built for the portable AVX2 set instead (GGML_NATIVE=OFF), unless CMAKE_ARGS is
+# set. pip's wheel cache keys a built wheel by version only, not by build flags, so a natively
+# built wheel cached by an earlier install would come back: this one package skips the cache.
+if [ -z "${CMAKE_ARGS:-}" ] && [ "$(uname -m)" = x86_64 ]; then
+    export CMAKE_ARGS="-DGGML_NATIVE=OFF"
+fi
+step "compiling llama-cpp-python once (~8 min; CMAKE_ARGS=${CMAKE_ARGS:-default})"
+"${PIP[@]}" install --no-cache-dir -c constraints.txt llama-cpp-python
+
+step "installing freshwiki and its pinned dependencies"
 "${PIP[@]}" install -c constraints.txt -e ".[dev]"
 
 step "assembling and verifying the default models (kept in FRESHWIKI_MODELS_DIR)"
