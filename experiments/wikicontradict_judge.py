@@ -99,8 +99,11 @@ _BLIND = ("labelled from an export of the answers that held no score, before eit
           "on them (validation/README.md says how). The judge's prompt examples were last "
           "changed at commit 4ba9005, before these answers were generated. The matcher's "
           "closing-conclusion rule (commit 067250f) was written from the 1.5B's template-5 "
-          "errors in real_labels_table5.jsonl, so the matcher is IN SAMPLE on that file and "
-          "out of sample on the others (their labels were frozen before the rule and nothing "
+          "errors in real_labels_table5.jsonl, and its three later changes (a second passage "
+          "that repeats the first is one side; 'but' no longer hedges a conclusion; a stated "
+          "agreement cancels a conflict read from attribution) from the errors in "
+          "real_labels_t51.jsonl, so the matcher is IN SAMPLE on those two files and out of "
+          "sample on the others (their labels were frozen before the changes and nothing "
           "was changed after its figures on them were seen). The labellers belong to the team "
           "that wrote both scorers, so the labels are not independent of its reading of the "
           "paper's rules")
@@ -142,9 +145,15 @@ REAL_SETS: dict[str, tuple[str, str]] = {
         "7f022c0b5867), less 6 whose text is already labelled in real_labels.jsonl; "
         + _BLIND, MAINTAINERS),
     "real_labels_t51.jsonl": (
-        "out of sample. The 1.5B's template-5.1 answers (template 5 with the passages in the "
-        "other order) to all 253 instances (run 2a88a468b0c5); " + _BLIND,
+        "out of sample for the judge, in sample for the matcher (its changes after the "
+        "closing-conclusion rule were written from this file's errors). The 1.5B's "
+        "template-5.1 answers (template 5 with the passages in the other order) to all 253 "
+        "instances (run 2a88a468b0c5); " + _BLIND,
         MAINTAINERS),
+    "real_labels_t4.jsonl": (
+        "out of sample. The 1.5B's template-4 answers (both passages, no warning that they "
+        "may conflict) to all 253 instances (run 1f5d3e6fbdaa), less 19 whose text is "
+        "already labelled in real_labels.jsonl; " + _BLIND, MAINTAINERS),
 }
 """Per labels file of the real set: (what its sample is, who labelled it), for the result's
 provenance. "project maintainers" are sessions of an AI assistant (Claude) working as the

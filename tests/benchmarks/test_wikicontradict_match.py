@@ -202,6 +202,31 @@ def test_yes_no_question_answered_by_attribution() -> None:
     assert match_response(both_rule, q, a1, a2, both).label == "correct"
 
 
+def test_a_second_passage_that_repeats_the_first_is_one_side() -> None:
+    q, a1, a2 = "Can Aedes albopictus breed in running water?", "No", "Yes"
+    both_rule = TEMPLATES["4"]
+    same = ("Passage 1 says the mosquito can breed in running water. Passage 2 also says it "
+            "breeds in streams.")
+    assert match_response(both_rule, q, a1, a2, same).label == "partially_correct"
+    confirms = "Yes. Passage 1 says so, and the second passage confirms it."
+    assert match_response(both_rule, q, a1, a2, confirms).label == "partially_correct"
+    # The word "also" far from the source phrase is not a repetition.
+    far = ("Passage 1 says flowing water is no breeding spot; passage 2 says that in some "
+           "towns the mosquito was also seen breeding in running water.")
+    assert match_response(both_rule, q, a1, a2, far).label == "correct"
+
+
+def test_both_answers_called_consistent_are_merged_not_contrasted() -> None:
+    q, a1, a2 = "When did the Ashford bridge open?", "1901", "1903"
+    agree = ("Passage 1 says the bridge opened in 1901 and passage 2 says 1903; the two "
+             "passages agree.")
+    assert match_response(TEMPLATES["5"], q, a1, a2, agree).label == "incorrect"
+    # A conflict word outweighs a stray agreement word.
+    stated = ("Passage 1 says 1901, passage 2 says 1903, so they contradict each other and do "
+              "not agree.")
+    assert match_response(TEMPLATES["5"], q, a1, a2, stated).label == "correct"
+
+
 @pytest.mark.parametrize(
     ("ending", "label"),
     [
@@ -214,6 +239,8 @@ def test_yes_no_question_answered_by_attribution() -> None:
         ("So it depends on which source is right.", "correct"),
         ("Therefore, there is not enough information to say which year is right.", "correct"),
         ("So the bridge opened in 1901 or in 1903.", "correct"),
+        # "but" inside a conclusion that still picks one side does not open it up again.
+        ("Therefore, the bridge opened in 1903, but later than planned.", "partially_correct"),
         # "so" inside a clause that is not a conclusion of the answer is left alone.
         ("Both say it was so narrow that carts could not cross.", "correct"),
     ],

@@ -16,7 +16,9 @@ least half of its words are there (exactly, or by a 0.85 string similarity for w
 letters or more). A yes/no pair matches on the words "yes" and "no" standing alone ("No, it
 was not", "... says no."; not "no definite answer"); a response that attributes
 claims to two different passages on a yes/no question is taken to give both answers, since
-there are only two (merely saying "the passages conflict" gives neither).
+there are only two (merely saying "the passages conflict" gives neither), unless the second
+passage is said to repeat the first ("passage 2 also says", "the second passage confirms"):
+that is one side told twice.
 
 How a conflict is found: words such as conflict/contradict/inconsistent/discrepancy/disagree,
 "differ", "vary", or claims attributed to two different passages ("passage 1 ... passage 2",
@@ -26,7 +28,9 @@ figure is"; a cue after "unclear", "whether", "which", "cannot" ... does not cou
 conclusion that settles on one side ("... while passage 2 says Y. Therefore, the answer is X")
 is a preference too, unless it hedges or restates both answers (:func:`conclusion_cue`). A statement
 that there is no conflict is a negated conflict word ("do not contradict", "no discrepancy") or
-an agreement word ("consistent", "agree") that is not itself negated.
+an agreement word ("consistent", "agree") that is not itself negated. Such a statement, with
+no conflict word beside it, also cancels a conflict read from attribution alone: "passage 1
+says X, passage 2 says Y, and they agree" sets the two side by side without seeing the clash.
 
 Labels follow the paper's rules per template (``_templates``: ``both_answers``, ``one_answer``,
 ``detect``, ``no_conflict``), applied by :func:`classify` to what was found; the LLM judge
@@ -111,6 +115,12 @@ _SECOND_SOURCE = re.compile(
     r"the other\b|others)",
     re.IGNORECASE,
 )
+_SAME_SIDE = re.compile(
+    _SECOND_SOURCE.pattern
+    + r",?\s+(?:also|likewise|similarly|too|as well|confirms?|corroborates?|echoes|repeats|"
+    r"agrees?|supports? (?:this|that|it)|(?:says|states|mentions) the same)\b",
+    re.IGNORECASE,
+)
 _PREFERENCE = re.compile(
     r"\b(?:more (?:reliable|accurate|likely|credible|trustworthy|plausible|authoritative)|"
     r"most likely|(?:likely|probably) (?:correct|accurate|right|wrong|an error|a typo|"
@@ -129,7 +139,7 @@ _HEDGE = re.compile(
     r"\b(?:both|either|neither|conflict\w*|contradict\w*|inconsisten\w*|discrepan\w*|"
     r"disagree\w*|differ\w*|unclear|uncertain\w*|unknown|depend\w*|cannot|can't|not (?:possible|"
     r"clear|certain|enough)|insufficient|(?:no|enough) information|whether|passages?|sources?|"
-    r"however|while|whereas|but)\b",
+    r"however|while|whereas)\b",
     re.IGNORECASE,
 )
 _NEGATION = re.compile(r"\b(?:no|not|without|never|nor|neither|none)\b|n't\b", re.IGNORECASE)
@@ -412,9 +422,19 @@ def match_response(
     else:
         conflict = conflict_cue(response)
     if _yes_no(answer1) and _yes_no(answer2) and attribution_cue(response) is not None:
-        found1 = found2 = True  # "passage 1 says X, passage 2 says not X" on a yes/no question
+        if _SAME_SIDE.search(response) is None:
+            found1 = found2 = True  # "passage 1 says X, passage 2 says not X": both sides
+        elif spec.rule == "both_answers" and not (found1 or found2):
+            # "Passage 1 says X. Passage 2 also says X.": one side, in prose; which one the
+            # words do not tell, and the rule needs only how many.
+            found1 = True
     preference = preference_cue(response) or conclusion_cue(response, keys)
     agreement = no_conflict_cue(response)
+    if agreement is not None and _cue(_CONFLICT, response, _NEGATION) is None:
+        # "Passage 1 says X, passage 2 says Y; the passages agree." names two sources but calls
+        # them consistent: no conflict is acknowledged (both answers so given are merged as if
+        # both were true, the paper's incorrect).
+        conflict = None
     facts = Facts(found1, found2, conflict is not None, preference is not None,
                   agreement is not None)
     return MatchResult(found1, found2, conflict, preference, agreement, classify(spec, facts))
