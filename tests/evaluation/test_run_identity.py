@@ -436,8 +436,9 @@ def test_label_files_are_out_of_the_fingerprint_and_prompts_data_and_schemas_in(
                     and p.suffix != ".py")
     assert labels == [f"freshwiki/benchmarks/wikicontradict/validation/{n}" for n in (
         "human_labels.jsonl", "real_labels.jsonl", "real_labels_detection.jsonl",
-        "real_labels_single.jsonl", "real_labels_t4.jsonl", "real_labels_t51.jsonl", "real_labels_table5.jsonl",
-        "real_labels_table5_05b.jsonl", "real_labels_table5_smollm2.jsonl")]
+        "real_labels_single.jsonl", "real_labels_t4.jsonl", "real_labels_t51.jsonl",
+        "real_labels_table5.jsonl", "real_labels_table5_05b.jsonl",
+        "real_labels_table5_smollm2.jsonl")]
     readme = "freshwiki/benchmarks/wikicontradict/validation/README.md"
     assert not set(labels) & set(files)
     assert readme not in files

@@ -7,6 +7,13 @@
 
 from freshwiki.llm._backend import Backend
 from freshwiki.llm._cache import ResponseCache
+from freshwiki.llm._cache_files import (
+    CacheFileError,
+    CacheImport,
+    export_responses,
+    import_responses,
+    read_responses,
+)
 from freshwiki.llm._calllog import CallLog, CallRecord, CallSummary
 from freshwiki.llm._client import LLM, ChatStream, RetryPolicy
 from freshwiki.llm._errors import (
@@ -35,6 +42,8 @@ __all__ = [
     "LLM",
     "LOGPROB_FEATURES",
     "Backend",
+    "CacheFileError",
+    "CacheImport",
     "CallLog",
     "CallRecord",
     "CallSummary",
@@ -59,9 +68,12 @@ __all__ = [
     "Usage",
     "backend_kinds",
     "build_backend",
+    "export_responses",
     "hashed_features",
+    "import_responses",
     "logprob_summary",
     "looks_like_refusal",
     "open_llm",
+    "read_responses",
     "register_backend",
 ]

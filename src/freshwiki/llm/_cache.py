@@ -21,6 +21,7 @@ import time
 from array import array
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from freshwiki.llm._features import FeatureVector
 from freshwiki.llm._types import Completion, GenerationParams, Message, Usage
@@ -52,6 +53,10 @@ CREATE TABLE IF NOT EXISTS features (
 )
 """
 
+
+COLUMNS: tuple[str, ...] = ("key", "backend", "model", "request", "text", "finish_reason",
+                            "prompt_tokens", "completion_tokens", "refusal", "created")
+"""The columns of a stored response, in table order (what an exported cache file holds)."""
 
 FEATURES_FORMAT = 1
 """Part of every features key: raise it when a backend's way of computing features changes,
@@ -166,6 +171,37 @@ class ResponseCache:
         with self._lock:
             (count,) = self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()
         return int(count)
+
+    def rows(self, model: str | None = None) -> list[dict[str, Any]]:
+        """Every stored response as a dict of :data:`COLUMNS`, oldest first.
+
+        ``model``: only responses of models whose id starts with it (``qwen2.5-coder-1.5b``
+        matches ``qwen2.5-coder-1.5b@cc324af070c2``).
+        """
+        sql = f"SELECT {', '.join(COLUMNS)} FROM responses"
+        args: tuple[str, ...] = ()
+        if model is not None:
+            sql += " WHERE substr(model, 1, ?) = ?"
+            args = (str(len(model)), model)
+        with self._lock:
+            found = self._conn.execute(sql + " ORDER BY created, key", args).fetchall()
+        return [dict(zip(COLUMNS, row, strict=True)) for row in found]
+
+    def add_rows(self, rows: Sequence[dict[str, Any]]) -> tuple[int, int]:
+        """Store ``rows`` (dicts of :data:`COLUMNS`) not stored yet, all in one transaction.
+
+        Returns (added, already present). A key already here keeps its stored answer: the
+        same key is the same request, so both answers came from the same model and settings.
+        """
+        with self._lock, self._conn:
+            before = self._conn.total_changes
+            self._conn.executemany(
+                f"INSERT OR IGNORE INTO responses ({', '.join(COLUMNS)}) "
+                f"VALUES ({', '.join('?' for _ in COLUMNS)})",
+                [tuple(row[c] for c in COLUMNS) for row in rows],
+            )
+            added = self._conn.total_changes - before
+        return added, len(rows) - added
 
     def close(self) -> None:
         """Close the database connection."""
