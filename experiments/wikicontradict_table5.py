@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,32 +47,39 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULT = ROOT / "experiments" / "results" / "wikicontradict_table5.json"
 EVALSET = ROOT / "experiments" / "evalsets" / "wikicontradict_table5.toml"
 TEMPLATE = "5"
+"""The paper's Table 5 template; ``--templates`` asks for others (one row per template)."""
 err = Console(stderr=True)
 
 
-def model_rows(run: Any, model: str) -> list[dict[str, Any]]:
-    """One row per scorer of ``run``: n, and each class's share with its interval, per type.
+def model_rows(run: Any, model: str, templates: Sequence[str] = (TEMPLATE,)
+               ) -> list[dict[str, Any]]:
+    """One row per scorer and template of ``run``: each class's share, with interval, per type.
 
     Shares are fractions (0 to 1) of the scored answers of the cell; the paper prints percent.
     """
     rows = []
     for table in contradiction_tables([run], [model]):
-        if TEMPLATE not in table.templates:
-            continue
-        row: dict[str, Any] = {"model": model, "scorer": table.scorer, "run_id": run.info.run_id}
-        for kind in TYPES:
-            cell = table.cell(model, TEMPLATE, kind)
-            if cell is None:
-                continue
-            shares = {}
-            for label in table.classes[TEMPLATE]:
-                k = cell.counts.get(label, 0)
-                ci = wilson_ci(k, cell.n)
-                shares[label] = {"k": k, "share": k / cell.n if cell.n else None,
-                                 "ci": [ci.low, ci.high] if ci is not None else None}
-            row[kind] = {"n": cell.n, "shares": shares}
-        rows.append(row)
+        for template in templates:
+            if template in table.templates:
+                rows.append(_row(run, model, table, template))
     return rows
+
+
+def _row(run: Any, model: str, table: Any, template: str) -> dict[str, Any]:
+    row: dict[str, Any] = {"model": model, "scorer": table.scorer, "run_id": run.info.run_id,
+                           "template": template}
+    for kind in TYPES:
+        cell = table.cell(model, template, kind)
+        if cell is None:
+            continue
+        shares = {}
+        for label in table.classes[template]:
+            k = cell.counts.get(label, 0)
+            ci = wilson_ci(k, cell.n)
+            shares[label] = {"k": k, "share": k / cell.n if cell.n else None,
+                             "ci": [ci.low, ci.high] if ci is not None else None}
+        row[kind] = {"n": cell.n, "shares": shares}
+    return row
 
 
 def main() -> int:
@@ -79,7 +87,11 @@ def main() -> int:
     parser.add_argument("--evalset", type=Path, default=EVALSET,
                         help="eval-set file with one run per model (default: %(default)s)")
     parser.add_argument("--out", type=Path, default=RESULT)
+    parser.add_argument("--templates", default=TEMPLATE,
+                        help="comma-separated templates to tabulate, one row each per model "
+                             "and scorer (default: %(default)s, the paper's Table 5)")
     args = parser.parse_args()
+    templates = [t.strip() for t in args.templates.split(",") if t.strip()]
 
     settings = load_settings().settings
     eval_set = read_eval_set(args.evalset, settings=settings)
@@ -97,8 +109,9 @@ def main() -> int:
                 err.print(f"[yellow]{model}: {summary.complete}/{summary.items} complete; "
                           "its row is left out until the run finishes[/]")
                 continue
-            rows.extend(model_rows(store.load_run(summary.info.run_id), model))
-    result = {"template": TEMPLATE, "evalset": str(args.evalset.resolve().relative_to(ROOT)),
+            rows.extend(model_rows(store.load_run(summary.info.run_id), model, templates))
+    result = {"template": ",".join(templates),
+              "evalset": str(args.evalset.resolve().relative_to(ROOT)),
               "runs": runs, "rows": rows}
     write_result(args.out, result, data=data_provenance(
         {"real": 1.0}, sample="n/a (nothing trained or tuned on these answers; the scorer's "
