@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -90,11 +91,22 @@ def main() -> int:
     parser.add_argument("--templates", default=TEMPLATE,
                         help="comma-separated templates to tabulate, one row each per model "
                              "and scorer (default: %(default)s, the paper's Table 5)")
+    parser.add_argument("--only", action="append", default=None, metavar="LABEL",
+                        help="only the eval set's run with this label (repeatable), e.g. one "
+                             "model's finished run while another model's is still going")
     args = parser.parse_args()
     templates = [t.strip() for t in args.templates.split(",") if t.strip()]
 
     settings = load_settings().settings
     eval_set = read_eval_set(args.evalset, settings=settings)
+    if args.only:
+        labels = {planned.label for planned in eval_set.runs}
+        unknown = sorted(set(args.only) - labels)
+        if unknown:
+            parser.error(f"--only {', '.join(unknown)}: no run of {args.evalset} has that "
+                         f"label (its labels: {', '.join(sorted(str(x) for x in labels))})")
+        eval_set = dataclasses.replace(eval_set, runs=tuple(
+            planned for planned in eval_set.runs if planned.label in args.only))
     done = asyncio.run(run_eval_set(eval_set, settings=settings, console=err))
     rows: list[dict[str, Any]] = []
     runs: list[dict[str, Any]] = []
@@ -111,7 +123,7 @@ def main() -> int:
                 continue
             rows.extend(model_rows(store.load_run(summary.info.run_id), model, templates))
     result = {"template": ",".join(templates),
-              "evalset": str(args.evalset.resolve().relative_to(ROOT)),
+              "evalset": str(args.evalset.resolve().relative_to(ROOT)), "only": args.only,
               "runs": runs, "rows": rows}
     write_result(args.out, result, data=data_provenance(
         {"real": 1.0}, sample="n/a (nothing trained or tuned on these answers; the scorer's "
