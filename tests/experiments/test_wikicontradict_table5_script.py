@@ -53,3 +53,25 @@ def test_rows_give_shares_and_intervals_per_type() -> None:
     # The untyped IC answer counts under "all" only.
     assert row["all"]["shares"]["incorrect"]["k"] == 1
     assert row["explicit"]["shares"]["incorrect"]["k"] == 0
+
+
+def test_several_templates_give_one_row_each_and_unasked_ones_none() -> None:
+    now = dt.datetime.now(dt.UTC)
+    items = (
+        ScoredItem("wc-000-q1", "4", M, 0.0, label="partially_correct", explanation="",
+                   metadata={"contradiction": "explicit"}, output="a"),
+        ScoredItem("wc-000-q1", "5", M, 1.0, label="correct", explanation="",
+                   metadata={"contradiction": "explicit"}, output="b"),
+        ScoredItem("wc-000-q1", "2", M, 1.0, label="correct", explanation="",
+                   metadata={"contradiction": "explicit"}, output="c"),
+    )
+    run = RunResults(RunInfo("r2", WikiContradict.name, "vanilla", "m", {}, "v", {}, now, now),
+                     items)
+    rows = T.model_rows(run, "local:m", ["5", "4", "3"])
+    # Template 3 is not in the run: no row; the others in the order asked.
+    assert [row["template"] for row in rows] == ["5", "4"]
+    assert rows[0]["all"]["shares"]["correct"]["k"] == 1
+    assert rows[1]["all"]["shares"]["partially_correct"]["k"] == 1
+    assert rows[1]["all"]["shares"]["correct"]["k"] == 0
+    # The default is the paper's Table 5 template alone.
+    assert [row["template"] for row in T.model_rows(run, "local:m")] == ["5"]
