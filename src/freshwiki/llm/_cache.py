@@ -179,10 +179,10 @@ class ResponseCache:
         matches ``qwen2.5-coder-1.5b@cc324af070c2``).
         """
         sql = f"SELECT {', '.join(COLUMNS)} FROM responses"
-        args: tuple[str, ...] = ()
+        args: tuple[int | str, ...] = ()
         if model is not None:
             sql += " WHERE substr(model, 1, ?) = ?"
-            args = (str(len(model)), model)
+            args = (len(model), model)
         with self._lock:
             found = self._conn.execute(sql + " ORDER BY created, key", args).fetchall()
         return [dict(zip(COLUMNS, row, strict=True)) for row in found]
