@@ -1,0 +1,276 @@
+#!/usr/bin/env python
+r"""The simulated-chat factuality judge against claims read by hand (WikiChat, issue 35 item 4).
+
+WikiChat's Table 1 counts a conversation's claims that Wikipedia supports; the paper had
+crowdworkers decide. freshwiki's ``chat-factuality`` scorer has the judge model decide, claim by
+claim, against passages it retrieves from the corpus. Before its figure is quoted, this script
+measures how often that judge agrees with a person on the same claim and the same passages.
+
+Three steps, run from the repository root::
+
+    # 1. draw the claims to read (seeded), before anyone sees a verdict; commit the sample
+    .venv/bin/python experiments/wikichat_factuality_check.py sample RUN_ID... \
+        --n 120 --out experiments/data/wikichat_factuality/sample.jsonl
+    # 2. a reading file without the judge's verdicts (claim, turn, reply, the 5 passages)
+    .venv/bin/python experiments/wikichat_factuality_check.py export \
+        experiments/data/wikichat_factuality/sample.jsonl --out /tmp/claims_to_read.md
+    #    ... labels written into src/freshwiki/benchmarks/simulated_chat/validation/ ...
+    # 3. agreement of the judge with the labels
+    .venv/bin/python experiments/wikichat_factuality_check.py score \
+        --labels src/freshwiki/benchmarks/simulated_chat/validation/factuality_labels.jsonl
+
+What a label means: whether *the passages the judge was shown* state the claim (SUPPORTS),
+contradict it (REFUTES), or neither (NOT ENOUGH INFO). So the check measures the judge's
+reading, not the retrieval behind it: a true claim whose passage was not retrieved is NOT
+ENOUGH INFO for the reader as for the judge. The factuality score counts SUPPORTS against the
+rest, so the headline agreement is on that split; the three-way table is reported too.
+
+Result: ``experiments/results/wikichat_factuality_check.json``. Text from Wikipedia,
+CC BY-SA 4.0 (the passages come from the corpus index).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from _provenance import data_provenance, write_result
+from freshwiki.config import load_settings
+from freshwiki.evaluation import ResultsStore, default_results_path
+from freshwiki.retrieval import LazyIndex, resolve_index_name
+from freshwiki.stats import class_scores, cohens_kappa, confusion, wilson_ci
+
+ROOT = Path(__file__).resolve().parents[1]
+SCORER = "chat-factuality"
+VERDICTS = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")
+RESULT = ROOT / "experiments" / "results" / "wikichat_factuality_check.json"
+LABELS = (ROOT / "src" / "freshwiki" / "benchmarks" / "simulated_chat" / "validation"
+          / "factuality_labels.jsonl")
+err = Console(stderr=True)
+
+
+def claim_key(run_id: str, sample_id: str, turn: int, index: int) -> str:
+    """A claim's id: run, conversation, turn (from 1) and claim (from 1) within the turn."""
+    return f"{run_id}:{sample_id}:t{turn}:c{index}"
+
+
+def all_claims(store: ResultsStore, run_ids: Iterable[str]) -> list[dict[str, Any]]:
+    """Every claim the factuality scorer judged in ``run_ids``, with its verdict and context."""
+    claims = []
+    for run_id in run_ids:
+        run = store.load_run(run_id)
+        system = run.info.label or f"{run.info.system}/{run.info.model}"
+        turns_of = {(sample_id, template): trace.get("turns", [])
+                    for sample_id, template, _, _, trace in store.traces(run.info.run_id)}
+        for item in run.items:
+            if item.scorer != SCORER:
+                continue
+            turns = turns_of.get((item.sample_id, item.template), [])
+            for t, turn in enumerate(item.data.get("turns", []), start=1):
+                said = turns[t - 1] if t - 1 < len(turns) else {}
+                user, reply = said.get("user", ""), said.get("reply", "")
+                for c, check in enumerate(turn.get("claims", []), start=1):
+                    claims.append({
+                        "key": claim_key(run.info.run_id, item.sample_id, t, c),
+                        "run_id": run.info.run_id, "system": system,
+                        "sample_id": item.sample_id,
+                        "category": item.metadata.get("category", ""),
+                        "topic": item.metadata.get("title", item.sample_id),
+                        "turn": t, "user": user, "reply": reply,
+                        "claim": check["claim"], "verdict": check["verdict"],
+                        "rationale": check.get("rationale", ""),
+                        "evidence": list(check.get("evidence", [])),
+                    })
+    return claims
+
+
+def draw(claims: Sequence[dict[str, Any]], n: int, seed: int) -> list[dict[str, Any]]:
+    """Up to ``n`` claims, as even as possible over systems, in a seeded order.
+
+    Each system's claims are shuffled with ``random.Random(f"{seed}:{system}")``, then the
+    systems take turns, so a system with many claims does not crowd out one with few.
+    """
+    by_system: dict[str, list[dict[str, Any]]] = {}
+    for claim in sorted(claims, key=lambda c: c["key"]):
+        by_system.setdefault(claim["system"], []).append(claim)
+    for system, items in by_system.items():
+        random.Random(f"{seed}:{system}").shuffle(items)
+    picked: list[dict[str, Any]] = []
+    while len(picked) < n and any(by_system.values()):
+        for system in sorted(by_system):
+            if by_system[system] and len(picked) < n:
+                picked.append(by_system[system].pop(0))
+    return picked
+
+
+def cmd_sample(args: argparse.Namespace) -> int:
+    store = ResultsStore(default_results_path(load_settings().settings))
+    claims = all_claims(store, [store.resolve_run_id(r) for r in args.run_ids])
+    if not claims:
+        raise SystemExit(f"no {SCORER} scores in runs {', '.join(args.run_ids)}: score them "
+                         "first (`freshwiki eval-set run ...`)")
+    picked = draw(claims, args.n, args.seed)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with args.out.open("w", encoding="utf-8") as fh:
+        for claim in picked:
+            fh.write(json.dumps({"key": claim["key"], "system": claim["system"],
+                                 "category": claim["category"]}) + "\n")
+    counts = Counter(c["system"] for c in picked)
+    err.print(f"{len(picked)} of {len(claims)} claims drawn (seed {args.seed}): "
+              + ", ".join(f"{s} {k}" for s, k in sorted(counts.items())) + f" -> {args.out}")
+    return 0
+
+
+def _by_key(store: ResultsStore, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+    runs = sorted({k.split(":", 1)[0] for k in keys})
+    found = {c["key"]: c for c in all_claims(store, runs)}
+    missing = [k for k in keys if k not in found]
+    if missing:
+        raise SystemExit(f"{len(missing)} sampled claims are not in the runs store (first: "
+                         f"{missing[0]}); import the runs bundle first (`freshwiki runs "
+                         "import`)")
+    return found
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    keys = [json.loads(line)["key"] for line in args.sample.read_text().splitlines()
+            if line.strip()]
+    settings = load_settings().settings
+    store = ResultsStore(default_results_path(settings))
+    found = _by_key(store, keys)
+    index = asyncio.run(LazyIndex(settings, resolve_index_name(settings, args.index)).get())
+    lines = ["# Claims to read (simulated-chat factuality check)", "",
+             "For each claim: do the passages below state it (SUPPORTS), contradict it "
+             "(REFUTES), or neither (NOT ENOUGH INFO)? Judge only on the passages shown. "
+             "Text from Wikipedia, CC BY-SA 4.0.", ""]
+    for n, key in enumerate(keys, start=1):
+        claim = found[key]
+        lines += [f"## {n}. `{key}`", "", f"- topic: {claim['topic']} ({claim['category']})",
+                  f"- user: {claim['user']}", f"- reply: {claim['reply']}", "",
+                  f"**Claim:** {claim['claim']}", ""]
+        for p, pid in enumerate(claim["evidence"], start=1):
+            passage = index.passage(pid)
+            if passage is None:
+                lines.append(f"[{p}] (passage {pid} is not in the index)")
+                continue
+            when = f", {passage.timestamp}" if getattr(passage, "timestamp", None) else ""
+            lines.append(f"[{p}] *{passage.title}*{when}: {passage.text}")
+            lines.append("")
+        if not claim["evidence"]:
+            lines.append("(no passage was retrieved)")
+        lines.append("")
+    args.out.write_text("\n".join(lines), encoding="utf-8")
+    err.print(f"{len(keys)} claims -> {args.out} (no verdicts in it)")
+    return 0
+
+
+def read_labels(paths: Sequence[Path]) -> list[dict[str, Any]]:
+    """Label rows (``key``, ``label``, ``reason``, ``labeller``); a bad row names its line."""
+    rows = []
+    for path in paths:
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            if row.get("label") not in VERDICTS:
+                raise SystemExit(f"{path}:{n}: label {row.get('label')!r} is not one of "
+                                 f"{', '.join(VERDICTS)}")
+            rows.append(row)
+    return rows
+
+
+def agreement(gold: Sequence[str], judged: Sequence[str]) -> dict[str, Any]:
+    """Accuracy, kappa and SUPPORTS precision / recall of ``judged`` against ``gold``."""
+    n = len(gold)
+    agree = sum(g == j for g, j in zip(gold, judged, strict=True))
+    support = class_scores(gold, judged, "SUPPORTS")
+    acc_ci = wilson_ci(agree, n)
+    return {"n": n, "accuracy": agree / n if n else None,
+            "accuracy_ci": [acc_ci.low, acc_ci.high] if acc_ci else None,
+            "kappa": cohens_kappa(gold, judged),
+            "supports": {"tp": support.true_positives, "fp": support.false_positives,
+                         "fn": support.false_negatives,
+                         "precision": support.precision, "recall": support.recall},
+            "gold_supported_share": sum(g == "SUPPORTS" for g in gold) / n if n else None,
+            "judged_supported_share": sum(j == "SUPPORTS" for j in judged) / n if n else None}
+
+
+def _binary(values: Iterable[str]) -> list[str]:
+    return ["SUPPORTS" if v == "SUPPORTS" else "not supported" for v in values]
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    labels = read_labels(args.labels)
+    store = ResultsStore(default_results_path(load_settings().settings))
+    found = _by_key(store, [row["key"] for row in labels])
+    rows = [(row, found[row["key"]]) for row in labels]
+    gold = [r["label"] for r, _ in rows]
+    judged = [c["verdict"] for _, c in rows]
+    payload: dict[str, Any] = {
+        "scorer": SCORER, "labels": [str(p) for p in args.labels],
+        "runs": sorted({c["run_id"] for _, c in rows}),
+        "binary": agreement(_binary(gold), _binary(judged)),
+        "three_way": agreement(gold, judged),
+        "confusion": dict(zip(("labels", "rows_gold_cols_judge"),
+                              confusion(gold, judged, VERDICTS), strict=True)),
+        "by_system": {}, "by_category": {},
+        "disagreements": [{"key": c["key"], "claim": c["claim"], "label": r["label"],
+                           "judge": c["verdict"], "reason": r.get("reason", "")}
+                          for r, c in rows if r["label"] != c["verdict"]],
+    }
+    for field, out in (("system", payload["by_system"]), ("category", payload["by_category"])):
+        for value in sorted({c[field] for _, c in rows}):
+            part = [(r, c) for r, c in rows if c[field] == value]
+            out[value] = agreement(_binary(r["label"] for r, _ in part),
+                                   _binary(c["verdict"] for _, c in part))
+    binary = payload["binary"]
+    err.print(f"{binary['n']} claims: binary accuracy {binary['accuracy']:.3f}, "
+              f"kappa {binary['kappa']}, SUPPORTS P {binary['supports']['precision']} "
+              f"R {binary['supports']['recall']}")
+    data = data_provenance(
+        {"real": 1.0}, sample="out of sample (no part of the judge was fitted to these claims)",
+        sources="claims from simulated conversations about the WikiChat topic lists "
+                "(../shared/data/wikipedia/topics), passages from the corpus index; labels by "
+                "the project maintainers (an AI assistant, not independent human annotation)")
+    write_result(args.out, payload, data=data)
+    err.print(f"-> {args.out}")
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("sample", help="draw the claims to read (seeded)")
+    p.add_argument("run_ids", nargs="+")
+    p.add_argument("--n", type=int, default=120)
+    p.add_argument("--seed", type=int, default=35)
+    p.add_argument("--out", type=Path, required=True)
+    p.set_defaults(func=cmd_sample)
+    p = sub.add_parser("export", help="a reading file of the sampled claims, without verdicts")
+    p.add_argument("sample", type=Path)
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--index", default=None, help="the index the scorer searched (default: "
+                   "the configured one)")
+    p.set_defaults(func=cmd_export)
+    p = sub.add_parser("score", help="the judge's agreement with the labels")
+    p.add_argument("--labels", type=Path, action="append", default=None)
+    p.add_argument("--out", type=Path, default=RESULT)
+    p.set_defaults(func=cmd_score)
+    args = parser.parse_args()
+    if args.command == "score" and not args.labels:
+        args.labels = [LABELS]
+    result: int = args.func(args)
+    return result
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,199 @@
+#!/usr/bin/env python
+r"""WikiChat's Table 1 for freshwiki's systems: simulated conversations by topic kind.
+
+Run from the repository root (resumable: the eval set's runs live in the home's results
+store, so the same command continues where it stopped)::
+
+    .venv/bin/python experiments/wikichat_simulated.py [--limit N]
+
+The paper (Semnani et al., 2023) has a simulated user talk with each chatbot about 20 head,
+20 tail and 20 recent topics and reports, per topic kind, the share of the chatbots' claims
+that Wikipedia supports (Table 1, crowdworkers deciding) and 1-5 ratings of relevance,
+informativeness, naturalness and non-repetition, plus a temporal-correctness share. This
+script runs ``experiments/evalsets/wikichat_simulated.toml`` (four systems: vanilla, rag, the
+grounded chat's default mode and its ``wikichat`` mode) and tabulates the same cells:
+
+- **factuality**: supported claims / all claims of the kind's conversations (micro, as the
+  paper), with a 95 % bootstrap interval that resamples conversations (claims of one
+  conversation are not independent);
+- **conversationality**: the judge's mean 1-5 rating per dimension and the temporally correct
+  share, each with a bootstrap interval over conversations.
+
+The judge is the eval set's (the strongest installed model). Its factuality verdicts are
+checked against claims read by hand with ``wikichat_factuality_check.py``; this result names
+that check and how many claims it rests on, and calls the factuality figures unvalidated until
+it reaches 100. The conversationality judge has not been checked against people: its figures
+are labelled unvalidated.
+
+``--limit N`` takes the first N topics of the eval set (interleaved head, tail, recent): the
+same runs, so a later, larger limit continues them. Result:
+``experiments/results/wikichat_simulated.json``. Text from Wikipedia, CC BY-SA 4.0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from _provenance import data_provenance, write_result
+from freshwiki.config import load_settings
+from freshwiki.evaluation import ResultsStore, default_results_path, read_eval_set, run_eval_set
+from freshwiki.stats import bootstrap_ci, ratio_bootstrap_ci
+
+ROOT = Path(__file__).resolve().parents[1]
+EVALSET = ROOT / "experiments" / "evalsets" / "wikichat_simulated.toml"
+RESULT = ROOT / "experiments" / "results" / "wikichat_simulated.json"
+CHECK = ROOT / "experiments" / "results" / "wikichat_factuality_check.json"
+RATINGS = ("relevant", "informational", "natural", "non_repetitive")
+KINDS = ("head", "tail", "recent")
+VALIDATION_MIN = 100
+"""Claims read by hand before the factuality figures are quoted (issue 35)."""
+err = Console(stderr=True)
+
+
+def factuality_cell(items: Sequence[Any]) -> dict[str, Any]:
+    """Micro factuality of ``items`` (chat-factuality scores, one per conversation)."""
+    supported = [float(i.data.get("supported", 0)) for i in items]
+    claims = [float(i.data.get("claims", 0)) for i in items]
+    total = sum(claims)
+    cell: dict[str, Any] = {"conversations": len(items), "claims": int(total),
+                            "supported": int(sum(supported)),
+                            "no_claims": sum(1 for c in claims if c == 0)}
+    if total:
+        cell["factuality"] = sum(supported) / total
+        # Conversations without claims add nothing to either sum; left out of the resampling
+        # so that no resample is all of them (0 / 0).
+        with_claims = [(s, c) for s, c in zip(supported, claims, strict=True) if c]
+        low, high = ratio_bootstrap_ci([s for s, _ in with_claims], [c for _, c in with_claims])
+        cell["ci"] = [low, high]
+    return cell
+
+
+def rating_cell(items: Sequence[Any], dimension: str) -> dict[str, Any]:
+    """Mean 1-5 rating (or the temporally correct share) over conversations."""
+    if dimension == "temporally_correct":
+        values = [float(i.value) for i in items]
+    else:
+        values = [float(i.data["mean_1_to_5"]) for i in items]
+    if not values:
+        return {"conversations": 0}
+    ci = bootstrap_ci(values)
+    return {"conversations": len(values), "mean": sum(values) / len(values),
+            "ci": [ci.low, ci.high] if ci else None}
+
+
+def tabulate(run: Any) -> dict[str, Any]:
+    """Per topic kind and overall: factuality and the conversationality dimensions."""
+    by_scorer: dict[str, list[Any]] = {}
+    for item in run.items:
+        by_scorer.setdefault(item.scorer, []).append(item)
+    table: dict[str, Any] = {}
+    for kind in (*KINDS, "all"):
+        def pick(name: str, kind: str = kind) -> list[Any]:
+            return [i for i in by_scorer.get(name, [])
+                    if kind == "all" or i.metadata.get("category") == kind]
+        cell = {"factuality": factuality_cell(pick("chat-factuality"))}
+        for dimension in (*RATINGS, "temporally_correct"):
+            cell[dimension] = rating_cell(pick("chat-" + dimension.replace("_", "-")),
+                                          dimension)
+        table[kind] = cell
+    return table
+
+
+def goals(tables: dict[str, dict[str, Any]], grounded: str, rag: str) -> dict[str, Any]:
+    """Issue 35's goals: grounded factuality >= rag's per kind; ratings within .5 of rag's."""
+    out: dict[str, Any] = {}
+    if grounded not in tables or rag not in tables:
+        return out
+    for kind in (*KINDS, "all"):
+        g, r = tables[grounded][kind], tables[rag][kind]
+        gf, rf = g["factuality"].get("factuality"), r["factuality"].get("factuality")
+        entry: dict[str, Any] = {"factuality_grounded": gf, "factuality_rag": rf,
+                                 "factuality_met": None if gf is None or rf is None
+                                 else gf >= rf}
+        for dimension in RATINGS:
+            gm, rm = g[dimension].get("mean"), r[dimension].get("mean")
+            entry[f"{dimension}_gap"] = None if gm is None or rm is None else gm - rm
+            entry[f"{dimension}_met"] = None if gm is None or rm is None else gm >= rm - 0.5
+        out[kind] = entry
+    return out
+
+
+def validation_status() -> dict[str, Any]:
+    """How many claims the factuality judge was checked on, from the check's result file."""
+    if not CHECK.is_file():
+        return {"claims_read": 0, "status": "unvalidated (no claims read by hand yet)"}
+    check = json.loads(CHECK.read_text(encoding="utf-8"))
+    binary = check.get("binary", {})
+    n = int(binary.get("n", 0))
+    status = ("validated" if n >= VALIDATION_MIN
+              else f"unvalidated ({n} claims read by hand, fewer than {VALIDATION_MIN})")
+    return {"claims_read": n, "status": status, "accuracy": binary.get("accuracy"),
+            "kappa": binary.get("kappa"), "supports": binary.get("supports"),
+            "file": str(CHECK.relative_to(ROOT)), "commit": check.get("commit")}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--evalset", type=Path, default=EVALSET)
+    parser.add_argument("--limit", type=int, default=None,
+                        help="the first N topics instead of the eval set's limit")
+    parser.add_argument("--out", type=Path, default=RESULT)
+    args = parser.parse_args()
+
+    settings = load_settings().settings
+    eval_set = read_eval_set(args.evalset, settings=settings)
+    if args.limit is not None:
+        eval_set = dataclasses.replace(eval_set, runs=tuple(
+            dataclasses.replace(planned, limit=args.limit) for planned in eval_set.runs))
+    done = asyncio.run(run_eval_set(eval_set, settings=settings, console=err))
+    runs: list[dict[str, Any]] = []
+    tables: dict[str, dict[str, Any]] = {}
+    with ResultsStore(default_results_path(settings)) as store:
+        for planned, finished in zip(eval_set.runs, done, strict=True):
+            summary = finished.summary
+            label = planned.label or planned.system
+            runs.append({"label": label, "system": planned.system,
+                         "options": dict(planned.options or {}),
+                         "model": planned.model or settings.model,
+                         "run_id": summary.info.run_id, "items": summary.items,
+                         "complete": summary.complete, "failures": len(summary.failures)})
+            if summary.complete < summary.items:
+                err.print(f"[yellow]{label}: {summary.complete}/{summary.items} complete; "
+                          "left out until it finishes[/]")
+                continue
+            tables[label] = tabulate(store.load_run(summary.info.run_id))
+    labels = {r["system"] + ("/" + str(r["options"].get("mode")) if r["options"].get("mode")
+                             else ""): r["label"] for r in runs}
+    result = {
+        "evalset": str(args.evalset.resolve().relative_to(ROOT)),
+        "limit": args.limit if args.limit is not None else eval_set.runs[0].limit,
+        "runs": runs, "tables": tables,
+        "goals": goals(tables, labels.get("grounded", ""), labels.get("rag", "")),
+        "factuality_judge": validation_status(),
+        "conversationality_judge": "unvalidated (not checked against ratings read by hand)",
+    }
+    write_result(args.out, result, data=data_provenance(
+        {"real": 1.0}, sample="n/a (nothing trained or tuned on these conversations)",
+        sources="topics: ../shared/data/wikipedia/topics (WikiChat's head, tail and recent "
+        "lists); evidence: the configured corpus index",
+        shares_of="topics (real Wikipedia articles); the user turns are simulated by the "
+        "model, as in the paper"))
+    for label, table in tables.items():
+        cells = ", ".join(f"{k} {table[k]['factuality'].get('factuality', float('nan')):.3f}"
+                          f" ({table[k]['factuality']['claims']} claims)"
+                          for k in (*KINDS, "all"))
+        err.print(f"{label}: factuality {cells}")
+    err.print(f"result in {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,150 @@
+"""The WikiChat Table 1 script's cells and goals, and the factuality check's sampling and
+agreement, from hand-made scores. Every expected figure is worked out by hand in a comment.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections import Counter
+from typing import Any
+
+from freshwiki.evaluation import RunInfo, RunResults
+from freshwiki.results import ScoredItem
+from tests.experiments.scripts import load_script
+
+S = load_script("wikichat_simulated")
+F = load_script("wikichat_factuality_check")
+NOW = dt.datetime.now(dt.UTC)
+
+
+def _item(sid: str, kind: str, scorer: str, value: float = 0.0,
+          data: dict[str, Any] | None = None) -> ScoredItem:
+    return ScoredItem(sid, "chat", scorer, value, metadata={"category": kind},
+                      data=data or {})
+
+
+def _run() -> RunResults:
+    items = (
+        # factuality: head 2/4 and 1/1, tail no claims, recent 3/5
+        _item("h1", "head", "chat-factuality", 0.5, {"supported": 2, "claims": 4}),
+        _item("h2", "head", "chat-factuality", 1.0, {"supported": 1, "claims": 1}),
+        _item("t1", "tail", "chat-factuality", 1.0, {"supported": 0, "claims": 0}),
+        _item("r1", "recent", "chat-factuality", 0.6, {"supported": 3, "claims": 5}),
+        # relevance 4.0 and 2.0 on head; temporally correct 1.0 and 0.5 on head
+        _item("h1", "head", "chat-relevant", 0.75, {"mean_1_to_5": 4.0}),
+        _item("h2", "head", "chat-relevant", 0.25, {"mean_1_to_5": 2.0}),
+        _item("h1", "head", "chat-temporally-correct", 1.0),
+        _item("h2", "head", "chat-temporally-correct", 0.5),
+    )
+    return RunResults(RunInfo("r", "simulated-chat", "rag", "m", {}, "v", {}, NOW, NOW), items)
+
+
+def test_factuality_is_micro_over_the_kind_and_no_claims_are_counted_apart() -> None:
+    table = S.tabulate(_run())
+    head = table["head"]["factuality"]
+    # head: (2 + 1) / (4 + 1) = .6 over 2 conversations
+    assert head["conversations"] == 2 and head["claims"] == 5 and head["supported"] == 3
+    assert math.isclose(head["factuality"], 0.6)
+    low, high = head["ci"]
+    assert low <= 0.6 <= high
+    tail = table["tail"]["factuality"]
+    # a conversation without claims has no factuality of its own: no share, counted apart
+    assert tail["claims"] == 0 and tail["no_claims"] == 1 and "factuality" not in tail
+    everything = table["all"]["factuality"]
+    # all: (2 + 1 + 0 + 3) / (4 + 1 + 0 + 5) = 6 / 10
+    assert everything["conversations"] == 4 and math.isclose(everything["factuality"], 0.6)
+    assert everything["no_claims"] == 1
+
+
+def test_ratings_are_raw_1_to_5_means_and_temporal_a_share() -> None:
+    table = S.tabulate(_run())
+    assert math.isclose(table["head"]["relevant"]["mean"], 3.0)  # (4 + 2) / 2
+    assert math.isclose(table["head"]["temporally_correct"]["mean"], 0.75)  # (1 + .5) / 2
+    assert table["tail"]["relevant"] == {"conversations": 0}
+
+
+def _cell(fact: float | None, relevant: float) -> dict[str, Any]:
+    cell: dict[str, Any] = {"factuality": {} if fact is None else {"factuality": fact}}
+    for dimension in S.RATINGS:
+        cell[dimension] = {"mean": relevant if dimension == "relevant" else 4.0}
+    return cell
+
+
+def test_goals_compare_grounded_with_rag_per_kind() -> None:
+    tables = {
+        "g": {"head": _cell(0.7, 3.6), "tail": _cell(0.5, 3.4), "recent": _cell(None, 4.0),
+              "all": _cell(0.6, 3.5)},
+        "r": {"head": _cell(0.6, 4.0), "tail": _cell(0.6, 4.0), "recent": _cell(0.5, 4.0),
+              "all": _cell(0.6, 4.0)},
+    }
+    goals = S.goals(tables, "g", "r")
+    assert goals["head"]["factuality_met"] is True  # .7 >= .6
+    assert goals["tail"]["factuality_met"] is False  # .5 < .6
+    assert goals["recent"]["factuality_met"] is None  # grounded made no claim
+    assert goals["all"]["factuality_met"] is True  # equal counts as met
+    assert math.isclose(goals["head"]["relevant_gap"], -0.4) and goals["head"]["relevant_met"]
+    assert not goals["tail"]["relevant_met"]  # 3.4 is .6 below 4.0
+    assert goals["all"]["relevant_met"]  # exactly .5 below
+    assert S.goals(tables, "g", "missing") == {}
+
+
+def _claim(system: str, n: int) -> dict[str, Any]:
+    return {"key": f"{system}:s:t1:c{n}", "system": system}
+
+
+def test_draw_takes_systems_in_turn_and_is_seeded() -> None:
+    claims = [_claim("a", k) for k in range(5)] + [_claim("b", 0)]
+    picked = F.draw(claims, 4, seed=35)
+    # b has one claim: a, b, a, a
+    assert Counter(c["system"] for c in picked) == {"a": 3, "b": 1}
+    assert len({c["key"] for c in picked}) == 4
+    assert [c["key"] for c in F.draw(claims, 4, seed=35)] == [c["key"] for c in picked]
+    assert len(F.draw(claims, 99, seed=1)) == 6
+
+
+def test_agreement_of_the_supported_split() -> None:
+    gold = F._binary(["SUPPORTS", "SUPPORTS", "NOT ENOUGH INFO", "REFUTES"])
+    judged = F._binary(["SUPPORTS", "NOT ENOUGH INFO", "NOT ENOUGH INFO", "SUPPORTS"])
+    result = F.agreement(gold, judged)
+    # agree on items 1 and 3: 2 / 4; SUPPORTS: tp 1, fp 1 (item 4), fn 1 (item 2)
+    assert result["n"] == 4 and math.isclose(result["accuracy"], 0.5)
+    assert result["supports"]["tp"] == 1 and result["supports"]["fp"] == 1
+    assert result["supports"]["fn"] == 1
+    assert math.isclose(result["supports"]["precision"], 0.5)
+    # confusion [[1, 1], [1, 1]]: observed .5, chance .5 * .5 + .5 * .5 = .5, kappa 0
+    assert result["kappa"] is not None and math.isclose(result["kappa"], 0.0, abs_tol=1e-12)
+
+
+class _Store:
+    """The two reads ``all_claims`` makes of a results store."""
+
+    def __init__(self, run: RunResults, traces: list[tuple[str, str, dict[str, Any], str,
+                                                           dict[str, Any]]]) -> None:
+        self.run, self._traces = run, traces
+
+    def load_run(self, run_id: str) -> RunResults:
+        return self.run
+
+    def traces(self, run_id: str) -> list[tuple[str, str, dict[str, Any], str,
+                                                 dict[str, Any]]]:
+        return self._traces
+
+
+def test_all_claims_keys_each_claim_by_turn_and_keeps_its_turn_text() -> None:
+    data = {"turns": [{"claims": [{"claim": "A is B.", "verdict": "SUPPORTS",
+                                   "evidence": ["p1"]}]},
+                      {"claims": [{"claim": "C is D.", "verdict": "REFUTES", "evidence": []},
+                                  {"claim": "E.", "verdict": "NOT ENOUGH INFO"}]}]}
+    items = (_item("s1", "tail", "chat-factuality", 1 / 3, data),
+             _item("s1", "tail", "chat-relevant", 0.5, {"mean_1_to_5": 3.0}))
+    run = RunResults(RunInfo("run1", "simulated-chat", "grounded", "m", {}, "v", {}, NOW, NOW,
+                             label="sim · grounded"), items)
+    trace = {"turns": [{"user": "Q1?", "reply": "A is B."},
+                       {"user": "Q2?", "reply": "C is D. E."}]}
+    claims = F.all_claims(_Store(run, [("s1", "chat", {}, "", trace)]), ["run1"])
+    assert [c["key"] for c in claims] == ["run1:s1:t1:c1", "run1:s1:t2:c1", "run1:s1:t2:c2"]
+    assert [c["verdict"] for c in claims] == ["SUPPORTS", "REFUTES", "NOT ENOUGH INFO"]
+    assert claims[1]["user"] == "Q2?" and claims[1]["reply"] == "C is D. E."
+    assert claims[0]["system"] == "sim · grounded" and claims[0]["category"] == "tail"
+    assert claims[0]["evidence"] == ["p1"] and claims[2]["evidence"] == []
