@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import datetime as dt
 import json
 import random
 from collections import Counter
@@ -43,6 +44,7 @@ from typing import Any
 from rich.console import Console
 
 from _provenance import data_provenance, write_result
+from freshwiki.chat.query import time_intent_of
 from freshwiki.config import load_settings
 from freshwiki.evaluation import ResultsStore, default_results_path
 from freshwiki.retrieval import LazyIndex, resolve_index_name
@@ -51,6 +53,9 @@ from freshwiki.stats import class_scores, cohens_kappa, confusion, wilson_ci
 ROOT = Path(__file__).resolve().parents[1]
 SCORER = "chat-factuality"
 VERDICTS = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")
+EVIDENCE_K = 5
+"""Passages the factuality scorer retrieves per claim (its ``EVIDENCE_K``); ``export`` checks
+that the judge's cited passages are among the ones this retrieves again."""
 RESULT = ROOT / "experiments" / "results" / "wikichat_factuality_check.json"
 LABELS = (ROOT / "src" / "freshwiki" / "benchmarks" / "simulated_chat" / "validation"
           / "factuality_labels.jsonl")
@@ -68,12 +73,13 @@ def all_claims(store: ResultsStore, run_ids: Iterable[str]) -> list[dict[str, An
     for run_id in run_ids:
         run = store.load_run(run_id)
         system = run.info.label or f"{run.info.system}/{run.info.model}"
-        turns_of = {(sample_id, template): trace.get("turns", [])
-                    for sample_id, template, _, _, trace in store.traces(run.info.run_id)}
+        traces = {(sample_id, template): trace
+                  for sample_id, template, _, _, trace in store.traces(run.info.run_id)}
         for item in run.items:
             if item.scorer != SCORER:
                 continue
-            turns = turns_of.get((item.sample_id, item.template), [])
+            trace = traces.get((item.sample_id, item.template), {})
+            turns = trace.get("turns", [])
             for t, turn in enumerate(item.data.get("turns", []), start=1):
                 said = turns[t - 1] if t - 1 < len(turns) else {}
                 user, reply = said.get("user", ""), said.get("reply", "")
@@ -85,6 +91,7 @@ def all_claims(store: ResultsStore, run_ids: Iterable[str]) -> list[dict[str, An
                         "category": item.metadata.get("category", ""),
                         "topic": item.metadata.get("title", item.sample_id),
                         "turn": t, "user": user, "reply": reply,
+                        "today": trace.get("today", ""),
                         "claim": check["claim"], "verdict": check["verdict"],
                         "rationale": check.get("rationale", ""),
                         "evidence": list(check.get("evidence", [])),
@@ -140,6 +147,19 @@ def _by_key(store: ResultsStore, keys: Sequence[str]) -> dict[str, dict[str, Any
     return found
 
 
+def retrieved(index: Any, claim: dict[str, Any]) -> list[Any]:
+    """The passages the scorer retrieved for ``claim``: the same search, run again.
+
+    The scorer stores only the passages its verdict cites; the reader must see all it was
+    shown, or a claim the judge wrongly called unsupported would look unsupported to the
+    reader too. The search is deterministic for one index, which ``cmd_export`` checks.
+    """
+    today = dt.date.fromisoformat(claim["today"]) if claim["today"] else dt.date.today()
+    hits: list[Any] = index.search(claim["claim"], EVIDENCE_K,
+                                   time_intent=time_intent_of(claim["claim"], today))
+    return hits
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     keys = [json.loads(line)["key"] for line in args.sample.read_text().splitlines()
             if line.strip()]
@@ -148,23 +168,27 @@ def cmd_export(args: argparse.Namespace) -> int:
     found = _by_key(store, keys)
     index = asyncio.run(LazyIndex(settings, resolve_index_name(settings, args.index)).get())
     lines = ["# Claims to read (simulated-chat factuality check)", "",
-             "For each claim: do the passages below state it (SUPPORTS), contradict it "
-             "(REFUTES), or neither (NOT ENOUGH INFO)? Judge only on the passages shown. "
+             "For each claim: do the passages below (every passage retrieved for it) state it "
+             "(SUPPORTS), contradict it (REFUTES), or neither (NOT ENOUGH INFO)? Judge only "
+             "on the passages shown. "
              "Text from Wikipedia, CC BY-SA 4.0.", ""]
     for n, key in enumerate(keys, start=1):
         claim = found[key]
         lines += [f"## {n}. `{key}`", "", f"- topic: {claim['topic']} ({claim['category']})",
                   f"- user: {claim['user']}", f"- reply: {claim['reply']}", "",
                   f"**Claim:** {claim['claim']}", ""]
-        for p, pid in enumerate(claim["evidence"], start=1):
-            passage = index.passage(pid)
-            if passage is None:
-                lines.append(f"[{p}] (passage {pid} is not in the index)")
-                continue
-            when = f", {passage.timestamp}" if getattr(passage, "timestamp", None) else ""
+        hits = retrieved(index, claim)
+        unseen = set(claim["evidence"]) - {hit.passage.id for hit in hits}
+        if unseen:
+            raise SystemExit(f"{key}: the judge's evidence {sorted(unseen)} is not among the "
+                             f"{EVIDENCE_K} passages retrieved again for the claim: the index "
+                             "differs from the one the scorer searched (--index)")
+        for p, hit in enumerate(hits, start=1):
+            passage = hit.passage
+            when = f", {passage.timestamp.date()}" if passage.timestamp else ""
             lines.append(f"[{p}] *{passage.title}*{when}: {passage.text}")
             lines.append("")
-        if not claim["evidence"]:
+        if not hits:
             lines.append("(no passage was retrieved)")
         lines.append("")
     args.out.write_text("\n".join(lines), encoding="utf-8")
