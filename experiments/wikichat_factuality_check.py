@@ -9,6 +9,7 @@ measures how often that judge agrees with a person on the same claim and the sam
 Three steps, run from the repository root::
 
     # 1. draw the claims to read (seeded), before anyone sees a verdict; commit the sample
+    #    (a later batch: add --exclude for each earlier batch file)
     .venv/bin/python experiments/wikichat_factuality_check.py sample RUN_ID... \
         --n 120 --out experiments/data/wikichat_factuality/sample.jsonl
     # 2. a reading file without the judge's verdicts (claim, turn, reply, the 5 passages)
@@ -121,9 +122,13 @@ def draw(claims: Sequence[dict[str, Any]], n: int, seed: int) -> list[dict[str, 
 def cmd_sample(args: argparse.Namespace) -> int:
     store = ResultsStore(default_results_path(load_settings().settings))
     claims = all_claims(store, [store.resolve_run_id(r) for r in args.run_ids])
+    drawn = {json.loads(line)["key"] for path in args.exclude
+             for line in path.read_text(encoding="utf-8").splitlines() if line.strip()}
+    claims = [c for c in claims if c["key"] not in drawn]
     if not claims:
-        raise SystemExit(f"no {SCORER} scores in runs {', '.join(args.run_ids)}: score them "
-                         "first (`freshwiki eval-set run ...`)")
+        raise SystemExit(f"no {SCORER} claims in runs {', '.join(args.run_ids)} that earlier "
+                         "batches (--exclude) did not draw: score more conversations first "
+                         "(`freshwiki eval-set run ...`)")
     picked = draw(claims, args.n, args.seed)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with args.out.open("w", encoding="utf-8") as fh:
@@ -277,6 +282,8 @@ def main() -> int:
     p.add_argument("run_ids", nargs="+")
     p.add_argument("--n", type=int, default=120)
     p.add_argument("--seed", type=int, default=35)
+    p.add_argument("--exclude", type=Path, action="append", default=[],
+                   help="an earlier batch file whose claims are not drawn again (repeatable)")
     p.add_argument("--out", type=Path, required=True)
     p.set_defaults(func=cmd_sample)
     p = sub.add_parser("export", help="a reading file of the sampled claims, without verdicts")
