@@ -25,8 +25,10 @@ that check and how many claims it rests on, and calls the factuality figures unv
 it reaches 100. The conversationality judge has not been checked against people: its figures
 are labelled unvalidated.
 
-``--limit N`` takes the first N topics of the eval set (interleaved head, tail, recent): the
-same runs, so a later, larger limit continues them. Result:
+``--only LABEL`` (repeatable) tabulates only those runs of the eval set, e.g. the finished ones
+while another is still being run by another process. ``--limit N`` takes the first N topics
+of the eval set (interleaved head, tail, recent): the same runs, so a later, larger limit
+continues them. Result:
 ``experiments/results/wikichat_simulated.json``. Text from Wikipedia, CC BY-SA 4.0.
 """
 
@@ -145,11 +147,22 @@ def main() -> int:
     parser.add_argument("--evalset", type=Path, default=EVALSET)
     parser.add_argument("--limit", type=int, default=None,
                         help="the first N topics instead of the eval set's limit")
+    parser.add_argument("--only", action="append", default=None, metavar="LABEL",
+                        help="only the eval set's run with this label (repeatable), e.g. the "
+                             "finished runs while another is still going in another process")
     parser.add_argument("--out", type=Path, default=RESULT)
     args = parser.parse_args()
 
     settings = load_settings().settings
     eval_set = read_eval_set(args.evalset, settings=settings)
+    if args.only:
+        known = {planned.label for planned in eval_set.runs}
+        unknown = sorted(set(args.only) - known)
+        if unknown:
+            parser.error(f"--only {', '.join(unknown)}: no run of {args.evalset} has that "
+                         f"label (its labels: {', '.join(sorted(str(x) for x in known))})")
+        eval_set = dataclasses.replace(eval_set, runs=tuple(
+            planned for planned in eval_set.runs if planned.label in args.only))
     if args.limit is not None:
         eval_set = dataclasses.replace(eval_set, runs=tuple(
             dataclasses.replace(planned, limit=args.limit) for planned in eval_set.runs))
@@ -175,7 +188,7 @@ def main() -> int:
     result = {
         "evalset": str(args.evalset.resolve().relative_to(ROOT)),
         "limit": args.limit if args.limit is not None else eval_set.runs[0].limit,
-        "runs": runs, "tables": tables,
+        "only": args.only, "runs": runs, "tables": tables,
         "goals": goals(tables, labels.get("grounded", ""), labels.get("rag", "")),
         "factuality_judge": validation_status(),
         "conversationality_judge": "unvalidated (not checked against ratings read by hand)",
