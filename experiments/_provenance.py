@@ -23,6 +23,7 @@ import datetime as dt
 import json
 import os
 import platform
+import shlex
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -136,7 +137,7 @@ def header(*, data: Mapping[str, Any], command: str | None = None) -> dict[str, 
     """The keys every result file starts with."""
     dirty = uncommitted_paths()
     return {
-        "command": command or " ".join(["python", *ARGV]),
+        "command": command or shlex.join(["python", *ARGV]),
         "commit": _git("rev-parse", "HEAD"),
         "src_uncommitted_changes": bool(dirty),
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),

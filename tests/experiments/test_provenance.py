@@ -114,3 +114,13 @@ def test_a_fresh_run_records_no_generated_by(repo: Path) -> None:
     assert "generated_by" not in json.loads(target.read_text())  # nothing to carry over
     prov.write_result(target, {}, data=DATA, command="python m.py")
     assert "generated_by" not in json.loads(target.read_text())
+
+
+def test_a_recorded_command_quotes_arguments_with_spaces(repo: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # `--only "wikichat-sim · rag"` must re-run as recorded: one argument, not three.
+    monkeypatch.setattr(prov, "ARGV", ["experiments/t.py", "--only", "sim · rag", "--n", "3"])
+    target = repo / "experiments" / "results" / "q.json"
+    prov.write_result(target, {"x": 1}, data=DATA)
+    assert json.loads(target.read_text())["command"] == (
+        "python experiments/t.py --only 'sim · rag' --n 3")
