@@ -44,6 +44,7 @@ from typing import Any
 
 from rich.console import Console
 
+from _evalset_filter import only_runs
 from _provenance import data_provenance, write_result
 from freshwiki.config import load_settings
 from freshwiki.evaluation import ResultsStore, default_results_path, read_eval_set, run_eval_set
@@ -155,14 +156,7 @@ def main() -> int:
 
     settings = load_settings().settings
     eval_set = read_eval_set(args.evalset, settings=settings)
-    if args.only:
-        known = {planned.label for planned in eval_set.runs}
-        unknown = sorted(set(args.only) - known)
-        if unknown:
-            parser.error(f"--only {', '.join(unknown)}: no run of {args.evalset} has that "
-                         f"label (its labels: {', '.join(sorted(str(x) for x in known))})")
-        eval_set = dataclasses.replace(eval_set, runs=tuple(
-            planned for planned in eval_set.runs if planned.label in args.only))
+    eval_set = only_runs(eval_set, args.only, args.evalset, parser)
     if args.limit is not None:
         eval_set = dataclasses.replace(eval_set, runs=tuple(
             dataclasses.replace(planned, limit=args.limit) for planned in eval_set.runs))

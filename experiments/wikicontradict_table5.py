@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -33,6 +32,7 @@ from typing import Any
 
 from rich.console import Console
 
+from _evalset_filter import only_runs
 from _provenance import data_provenance, write_result
 from freshwiki.benchmarks.wikicontradict.analysis import TYPES, contradiction_tables
 from freshwiki.config import load_settings
@@ -99,14 +99,7 @@ def main() -> int:
 
     settings = load_settings().settings
     eval_set = read_eval_set(args.evalset, settings=settings)
-    if args.only:
-        labels = {planned.label for planned in eval_set.runs}
-        unknown = sorted(set(args.only) - labels)
-        if unknown:
-            parser.error(f"--only {', '.join(unknown)}: no run of {args.evalset} has that "
-                         f"label (its labels: {', '.join(sorted(str(x) for x in labels))})")
-        eval_set = dataclasses.replace(eval_set, runs=tuple(
-            planned for planned in eval_set.runs if planned.label in args.only))
+    eval_set = only_runs(eval_set, args.only, args.evalset, parser)
     done = asyncio.run(run_eval_set(eval_set, settings=settings, console=err))
     rows: list[dict[str, Any]] = []
     runs: list[dict[str, Any]] = []

@@ -4,12 +4,16 @@ agreement, from hand-made scores. Every expected figure is worked out by hand in
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import math
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
-from freshwiki.evaluation import RunInfo, RunResults
+import pytest
+
+from freshwiki.evaluation import EvalSet, PlannedRun, RunInfo, RunResults
 from freshwiki.results import ScoredItem
 from tests.experiments.scripts import load_script
 
@@ -148,3 +152,16 @@ def test_all_claims_keys_each_claim_by_turn_and_keeps_its_turn_text() -> None:
     assert claims[1]["user"] == "Q2?" and claims[1]["reply"] == "C is D. E."
     assert claims[0]["system"] == "sim · grounded" and claims[0]["category"] == "tail"
     assert claims[0]["evidence"] == ["p1"] and claims[2]["evidence"] == []
+
+
+def test_only_keeps_the_named_runs_and_stops_on_an_unknown_label() -> None:
+    evalset_filter = load_script("_evalset_filter")
+    runs = (PlannedRun("simulated-chat", "rag", label="sim · rag"),
+            PlannedRun("simulated-chat", "vanilla", label="sim · vanilla"))
+    eval_set = EvalSet(path=Path("e.toml"), description="", runs=runs)
+    parser = argparse.ArgumentParser()
+    kept = evalset_filter.only_runs(eval_set, ["sim · rag"], Path("e.toml"), parser)
+    assert [r.label for r in kept.runs] == ["sim · rag"]
+    assert evalset_filter.only_runs(eval_set, None, Path("e.toml"), parser) is eval_set
+    with pytest.raises(SystemExit):
+        evalset_filter.only_runs(eval_set, ["sim · nothing"], Path("e.toml"), parser)
