@@ -120,8 +120,8 @@ def draw(claims: Sequence[dict[str, Any]], n: int, seed: int) -> list[dict[str, 
 
 
 def cmd_sample(args: argparse.Namespace) -> int:
-    store = ResultsStore(default_results_path(load_settings().settings))
-    claims = all_claims(store, [store.resolve_run_id(r) for r in args.run_ids])
+    with ResultsStore(default_results_path(load_settings().settings)) as store:
+        claims = all_claims(store, [store.resolve_run_id(r) for r in args.run_ids])
     drawn = {json.loads(line)["key"] for path in args.exclude
              for line in path.read_text(encoding="utf-8").splitlines() if line.strip()}
     claims = [c for c in claims if c["key"] not in drawn]
@@ -141,9 +141,11 @@ def cmd_sample(args: argparse.Namespace) -> int:
     return 0
 
 
-def _by_key(store: ResultsStore, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+def _by_key(keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """The claims named by ``keys``, read from the configured runs store."""
     runs = sorted({k.split(":", 1)[0] for k in keys})
-    found = {c["key"]: c for c in all_claims(store, runs)}
+    with ResultsStore(default_results_path(load_settings().settings)) as store:
+        found = {c["key"]: c for c in all_claims(store, runs)}
     missing = [k for k in keys if k not in found]
     if missing:
         raise SystemExit(f"{len(missing)} sampled claims are not in the runs store (first: "
@@ -169,9 +171,20 @@ def cmd_export(args: argparse.Namespace) -> int:
     keys = [json.loads(line)["key"] for line in args.sample.read_text().splitlines()
             if line.strip()]
     settings = load_settings().settings
-    store = ResultsStore(default_results_path(settings))
-    found = _by_key(store, keys)
-    index = asyncio.run(LazyIndex(settings, resolve_index_name(settings, args.index)).get())
+    found = _by_key(keys)
+    lazy = LazyIndex(settings, resolve_index_name(settings, args.index))
+    try:
+        lines = _reading_file(keys, found, asyncio.run(lazy.get()))
+    finally:
+        lazy.close()
+    args.out.write_text("\n".join(lines), encoding="utf-8")
+    err.print(f"{len(keys)} claims -> {args.out} (no verdicts in it)")
+    return 0
+
+
+def _reading_file(keys: Sequence[str], found: dict[str, dict[str, Any]],
+                  index: Any) -> list[str]:
+    """The reading file's lines: each claim, its turn and every passage retrieved for it."""
     lines = ["# Claims to read (simulated-chat factuality check)", "",
              "For each claim: do the passages below (every passage retrieved for it) state it "
              "(SUPPORTS), contradict it (REFUTES), or neither (NOT ENOUGH INFO)? Judge only "
@@ -196,9 +209,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         if not hits:
             lines.append("(no passage was retrieved)")
         lines.append("")
-    args.out.write_text("\n".join(lines), encoding="utf-8")
-    err.print(f"{len(keys)} claims -> {args.out} (no verdicts in it)")
-    return 0
+    return lines
 
 
 def read_labels(paths: Sequence[Path]) -> list[dict[str, Any]]:
@@ -238,8 +249,7 @@ def _binary(values: Iterable[str]) -> list[str]:
 
 def cmd_score(args: argparse.Namespace) -> int:
     labels = read_labels(args.labels)
-    store = ResultsStore(default_results_path(load_settings().settings))
-    found = _by_key(store, [row["key"] for row in labels])
+    found = _by_key([row["key"] for row in labels])
     rows = [(row, found[row["key"]]) for row in labels]
     gold = [r["label"] for r, _ in rows]
     judged = [c["verdict"] for _, c in rows]
