@@ -428,13 +428,16 @@ async def test_the_path_is_kept_with_the_run_but_outside_its_identity(
 
 def test_label_files_are_out_of_the_fingerprint_and_prompts_data_and_schemas_in() -> None:
     import freshwiki.benchmarks.hellofresh._benchmark as hellofresh
+    import freshwiki.benchmarks.simulated_chat._benchmark as simulated_chat
     import freshwiki.benchmarks.wikicontradict._benchmark as wikicontradict
 
-    files = fingerprint([wikicontradict.__name__, hellofresh.__name__]).files
+    files = fingerprint([wikicontradict.__name__, hellofresh.__name__,
+                         simulated_chat.__name__]).files
     labels = sorted(p.relative_to(REPO / "src").as_posix()
                     for p in (REPO / "src" / "freshwiki").rglob("*labels*") if p.is_file()
                     and p.suffix != ".py")
-    assert labels == [f"freshwiki/benchmarks/wikicontradict/validation/{n}" for n in (
+    assert labels == ["freshwiki/benchmarks/simulated_chat/validation/factuality_labels.jsonl"] + [
+        f"freshwiki/benchmarks/wikicontradict/validation/{n}" for n in (
         "human_labels.jsonl", "real_labels.jsonl", "real_labels_detection.jsonl",
         "real_labels_single.jsonl", "real_labels_t4.jsonl", "real_labels_t51.jsonl",
         "real_labels_table5.jsonl", "real_labels_table5_05b.jsonl",
@@ -442,6 +445,7 @@ def test_label_files_are_out_of_the_fingerprint_and_prompts_data_and_schemas_in(
     readme = "freshwiki/benchmarks/wikicontradict/validation/README.md"
     assert not set(labels) & set(files)
     assert readme not in files
+    assert "freshwiki/benchmarks/simulated_chat/validation/README.md" not in files
     # What decides outputs stays in: templates, the judge's prompts, the revisions data, the
     # instruction file.
     for kept in ("freshwiki/benchmarks/wikicontradict/templates/two_passages.j2",
@@ -456,7 +460,7 @@ def test_label_files_are_out_of_the_fingerprint_and_prompts_data_and_schemas_in(
                 and p.suffix not in (".py", ".pyc") and any(
                     fnmatch.fnmatchcase(p.name, pattern) for pattern in NOT_RUN_INPUTS)]
     assert sorted(p.relative_to(REPO / "src").as_posix() for p in excluded) == sorted(
-        [*labels, readme])
+        [*labels, readme, "freshwiki/benchmarks/simulated_chat/validation/README.md"])
 
 
 # ------------------------------------------------------- two checkouts, two processes
