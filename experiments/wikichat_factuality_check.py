@@ -19,6 +19,8 @@ Three steps, run from the repository root::
     # 3. agreement of the judge with the labels
     .venv/bin/python experiments/wikichat_factuality_check.py score \
         --labels src/freshwiki/benchmarks/simulated_chat/validation/factuality_labels.jsonl
+    #    (a later judge: add --runs NEW_RUN_ID...; labelled claims are found in them by
+    #    system, conversation, turn and claim text, as run ids change with the judge's code)
 
 What a label means: whether *the passages the judge was shown* state the claim (SUPPORTS),
 contradict it (REFUTES), or neither (NOT ENOUGH INFO). So the check measures the judge's
@@ -247,15 +249,60 @@ def _binary(values: Iterable[str]) -> list[str]:
     return ["SUPPORTS" if v == "SUPPORTS" else "not supported" for v in values]
 
 
+def _claim_place(claim: dict[str, Any]) -> tuple[str, str, int, str]:
+    """Where a claim was said and what it says: system, conversation, turn, claim text."""
+    return (claim["system"], claim["sample_id"], claim["turn"], " ".join(claim["claim"].split()))
+
+
+def rematch(labelled: Sequence[dict[str, Any]], current: Sequence[dict[str, Any]]
+            ) -> tuple[list[dict[str, Any] | None], int]:
+    """Each labelled claim's counterpart in ``current`` runs (``None`` where it is gone).
+
+    A label names a claim by its run's id, and the run's id changes with the judge's code, so
+    a later judge's verdict on the same claim is found by where it was said and what it says
+    (system label, conversation, turn, claim text); a claim the later judge no longer extracts
+    (an abstention it now drops) has none. The conversation itself is the same where the
+    systems' code is (cached generations), which the second value, the labelled turns whose
+    reply differs, checks.
+    """
+    by_place: dict[tuple[str, str, int, str], list[dict[str, Any]]] = {}
+    replies: dict[tuple[str, str, int], str] = {}
+    for claim in current:
+        by_place.setdefault(_claim_place(claim), []).append(claim)
+        replies[claim["system"], claim["sample_id"], claim["turn"]] = claim["reply"]
+    matched: list[dict[str, Any] | None] = []
+    for claim in labelled:
+        same = by_place.get(_claim_place(claim), [])
+        matched.append(same.pop(0) if same else None)
+    changed = sum(1 for c in labelled
+                  if replies.get((c["system"], c["sample_id"], c["turn"]), c["reply"])
+                  != c["reply"])
+    return matched, changed
+
+
 def cmd_score(args: argparse.Namespace) -> int:
     labels = read_labels(args.labels)
     found = _by_key([row["key"] for row in labels])
     rows = [(row, found[row["key"]]) for row in labels]
+    gone: list[dict[str, Any]] = []
+    if args.runs:
+        with ResultsStore(default_results_path(load_settings().settings)) as store:
+            current = all_claims(store, [store.resolve_run_id(r) for r in args.runs])
+        matched, changed = rematch([c for _, c in rows], current)
+        if changed:
+            raise SystemExit(f"{changed} labelled turns have a different reply in runs "
+                             f"{', '.join(args.runs)}: those are other conversations, so the "
+                             "labels do not apply; score the runs the labels were read from")
+        gone = [{"key": c["key"], "claim": c["claim"], "label": r["label"]}
+                for (r, c), m in zip(rows, matched, strict=True) if m is None]
+        rows = [(r, m) for (r, _), m in zip(rows, matched, strict=True) if m is not None]
     gold = [r["label"] for r, _ in rows]
     judged = [c["verdict"] for _, c in rows]
     payload: dict[str, Any] = {
         "scorer": SCORER, "labels": [str(p) for p in args.labels],
         "runs": sorted({c["run_id"] for _, c in rows}),
+        "rematched": bool(args.runs),
+        "no_longer_claims": gone,
         "binary": agreement(_binary(gold), _binary(judged)),
         "three_way": agreement(gold, judged),
         "confusion": dict(zip(("labels", "rows_gold_cols_judge"),
@@ -271,6 +318,9 @@ def cmd_score(args: argparse.Namespace) -> int:
             out[value] = agreement(_binary(r["label"] for r, _ in part),
                                    _binary(c["verdict"] for _, c in part))
     binary = payload["binary"]
+    if gone:
+        err.print(f"{len(gone)} labelled claims are no longer claims in these runs (left out; "
+                  "listed under no_longer_claims)")
     err.print(f"{binary['n']} claims: binary accuracy {binary['accuracy']:.3f}, "
               f"kappa {binary['kappa']}, SUPPORTS P {binary['supports']['precision']} "
               f"R {binary['supports']['recall']}")
@@ -304,6 +354,9 @@ def main() -> int:
     p.set_defaults(func=cmd_export)
     p = sub.add_parser("score", help="the judge's agreement with the labels")
     p.add_argument("--labels", type=Path, action="append", default=None)
+    p.add_argument("--runs", nargs="+", default=None, metavar="RUN_ID",
+                   help="score these runs' verdicts (a later judge) on the labelled claims, "
+                   "matched by system, conversation, turn and claim text")
     p.add_argument("--out", type=Path, default=RESULT)
     p.set_defaults(func=cmd_score)
     args = parser.parse_args()

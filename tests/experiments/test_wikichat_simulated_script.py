@@ -154,6 +154,27 @@ def test_all_claims_keys_each_claim_by_turn_and_keeps_its_turn_text() -> None:
     assert claims[0]["evidence"] == ["p1"] and claims[2]["evidence"] == []
 
 
+def _said(run: str, turn: int, text: str, verdict: str, reply: str = "R.") -> dict[str, Any]:
+    return {"key": f"{run}:s1:t{turn}:c1", "run_id": run, "system": "sim · grounded",
+            "sample_id": "s1", "turn": turn, "claim": text, "verdict": verdict,
+            "reply": reply}
+
+
+def test_rematch_finds_a_labelled_claim_in_a_later_judges_run_by_place_and_text() -> None:
+    labelled = [_said("old", 1, "A is B.", "SUPPORTS"),
+                _said("old", 2, "Kopua is a plant.", "REFUTES"),  # from an abstention
+                _said("old", 3, "C  is D.", "REFUTES")]
+    current = [_said("new", 3, "C is D.", "NOT ENOUGH INFO"),  # spaces differ: same claim
+               _said("new", 1, "A is B.", "REFUTES"),
+               _said("new", 1, "A is B.", "SUPPORTS")]  # a second, unlabelled occurrence
+    matched, changed = F.rematch(labelled, current)
+    assert [m and (m["key"], m["verdict"]) for m in matched] == [
+        ("new:s1:t1:c1", "REFUTES"), None, ("new:s1:t3:c1", "NOT ENOUGH INFO")]
+    assert changed == 0
+    other = [_said("new", 1, "A is B.", "SUPPORTS", reply="Another reply.")]
+    assert F.rematch(labelled, other)[1] == 1  # turn 1's reply differs: not the same talk
+
+
 def test_only_keeps_the_named_runs_and_stops_on_an_unknown_label() -> None:
     evalset_filter = load_script("_evalset_filter")
     runs = (PlannedRun("simulated-chat", "rag", label="sim · rag"),
