@@ -1,0 +1,319 @@
+#!/usr/bin/env python
+r"""The simulated-chat conversationality judge against turns rated by hand (WikiChat, issue 35).
+
+WikiChat's Table 1 rates each reply 1-5 for relevant, informational, natural and
+non-repetitive. The paper checked its GPT-4 judge the same way this script does (its Appendix
+Table 10): two people rated 50 turns sampled from all chatbots under the judge's own
+instructions, and Cohen's kappa was reported per dimension between the two people and between
+each person and the judge. freshwiki's judge is the local model; until this check has 50 turns
+its ratings are called unvalidated.
+
+Three steps, run from the repository root::
+
+    # 1. draw the turns to rate (seeded), before anyone reads them; commit the sample
+    .venv/bin/python experiments/wikichat_conversationality_check.py sample RUN_ID... \
+        --n 60 --out experiments/data/wikichat_conversationality/batch1.jsonl
+    # 2. a reading file: the conversation before each turn and the reply; no system name and
+    #    no rating in it
+    .venv/bin/python experiments/wikichat_conversationality_check.py export \
+        experiments/data/wikichat_conversationality/batch1.jsonl RUN_ID... --out /tmp/turns.md
+    #    ... each reader's ratings written into
+    #    src/freshwiki/benchmarks/simulated_chat/validation/conversationality_labels.jsonl ...
+    # 3. kappa per dimension: reader with reader, each reader with the judge
+    .venv/bin/python experiments/wikichat_conversationality_check.py score RUN_ID...
+
+A turn is named by system label, conversation and turn number, not by run id: run ids change
+with the code while the (cached) conversation does not; ``score`` checks that the reply the
+judge rated is the one the readers read (its hash is in the sample file).
+
+Besides kappa (the paper's statistic, on the five levels), ``score`` gives exact and
+within-one agreement and each rater's mean per system: whether the readers see the same gap
+between systems that the judge reports is what Table 1's reading rests on.
+
+Result: ``experiments/results/wikichat_conversationality_check.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from _provenance import data_provenance, write_result
+from freshwiki.config import load_settings
+from freshwiki.evaluation import ResultsStore, default_results_path
+from freshwiki.stats import bootstrap_ci, cohens_kappa
+
+ROOT = Path(__file__).resolve().parents[1]
+SCORER = "chat-relevant"
+"""The scorer whose data holds the judge's full rating of every turn (all five share one)."""
+RATINGS = ("relevant", "informational", "natural", "non_repetitive")
+RESULT = ROOT / "experiments" / "results" / "wikichat_conversationality_check.json"
+LABELS = (ROOT / "src" / "freshwiki" / "benchmarks" / "simulated_chat" / "validation"
+          / "conversationality_labels.jsonl")
+err = Console(stderr=True)
+
+
+def turn_key(system: str, sample_id: str, turn: int) -> str:
+    """A turn's id: system label, conversation, turn number (from 1)."""
+    return f"{system}|{sample_id}|t{turn}"
+
+
+def reply_hash(reply: str) -> str:
+    """A short hash of the reply text, to check a later run rated the same reply."""
+    return hashlib.sha256(reply.encode()).hexdigest()[:12]
+
+
+def all_turns(store: Any, run_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """Every judged turn of ``run_ids`` by :func:`turn_key`, with its conversation and rating."""
+    turns: dict[str, dict[str, Any]] = {}
+    for run_id in run_ids:
+        run = store.load_run(run_id)
+        system = run.info.label or f"{run.info.system}/{run.info.model}"
+        traces = {(sample_id, template): trace
+                  for sample_id, template, _, _, trace in store.traces(run.info.run_id)}
+        for item in run.items:
+            if item.scorer != SCORER:
+                continue
+            trace = traces.get((item.sample_id, item.template), {})
+            said = trace.get("turns", [])
+            for t, rating in enumerate(item.data.get("turns", []), start=1):
+                if t > len(said):
+                    break
+                key = turn_key(system, item.sample_id, t)
+                turns[key] = {
+                    "key": key, "run_id": run.info.run_id, "system": system,
+                    "sample_id": item.sample_id,
+                    "category": item.metadata.get("category", ""),
+                    "topic": item.metadata.get("title", item.sample_id),
+                    "today": trace.get("today", ""), "turn": t,
+                    "before": [{"user": s.get("user", ""), "reply": s.get("reply", "")}
+                               for s in said[:t - 1]],
+                    "user": said[t - 1].get("user", ""), "reply": said[t - 1].get("reply", ""),
+                    "judge": {**{d: int(rating[d]) for d in RATINGS},
+                              "temporally_correct": bool(rating["temporally_correct"])},
+                }
+    return turns
+
+
+def draw(keys: Sequence[str], n: int, seed: int) -> list[str]:
+    """``n`` of ``keys`` in a seeded random order (the reading order too, so systems mix)."""
+    order = sorted(keys)
+    random.Random(seed).shuffle(order)
+    return order[:n]
+
+
+def _store() -> ResultsStore:
+    return ResultsStore(default_results_path(load_settings().settings))
+
+
+def _turns_of(run_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    with _store() as store:
+        return all_turns(store, [store.resolve_run_id(r) for r in run_ids])
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+
+
+def cmd_sample(args: argparse.Namespace) -> int:
+    turns = _turns_of(args.run_ids)
+    drawn = {row["key"] for path in args.exclude for row in _read_jsonl(path)}
+    keys = [k for k in turns if k not in drawn]
+    if not keys:
+        raise SystemExit(f"no judged turns in runs {', '.join(args.run_ids)} that earlier "
+                         "batches (--exclude) did not draw")
+    picked = draw(keys, args.n, args.seed)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with args.out.open("w", encoding="utf-8") as fh:
+        for key in picked:
+            turn = turns[key]
+            fh.write(json.dumps({"key": key, "system": turn["system"],
+                                 "category": turn["category"],
+                                 "reply_sha": reply_hash(turn["reply"])}) + "\n")
+    counts = Counter(turns[k]["system"] for k in picked)
+    err.print(f"{len(picked)} of {len(keys)} turns drawn (seed {args.seed}): "
+              + ", ".join(f"{s} {k}" for s, k in sorted(counts.items())) + f" -> {args.out}")
+    return 0
+
+
+def _checked(sample: Sequence[dict[str, Any]], turns: dict[str, dict[str, Any]]
+             ) -> list[dict[str, Any]]:
+    """The sampled turns, each found in ``turns`` with the very reply that was sampled."""
+    missing = [row["key"] for row in sample if row["key"] not in turns]
+    if missing:
+        raise SystemExit(f"{len(missing)} sampled turns are not in these runs (first: "
+                         f"{missing[0]}); pass the runs they were drawn from, or import their "
+                         "bundle (`freshwiki runs import`)")
+    other = [row["key"] for row in sample
+             if reply_hash(turns[row["key"]]["reply"]) != row["reply_sha"]]
+    if other:
+        raise SystemExit(f"{len(other)} sampled turns have another reply in these runs (first: "
+                         f"{other[0]}): not the conversation that was sampled")
+    return [turns[row["key"]] for row in sample]
+
+
+def reading_file(turns: Sequence[dict[str, Any]]) -> list[str]:
+    """The reading file's lines: for each turn the conversation so far and the reply."""
+    lines = ["# Turns to rate (simulated-chat conversationality check)", "",
+             "Rate each reply as the brief says. The chatbot's name is hidden and no rating "
+             "is shown. Text from Wikipedia-grounded chatbots; Wikipedia text is CC BY-SA 4.0.",
+             ""]
+    for n, turn in enumerate(turns, start=1):
+        lines += [f"## {n}. `{turn['key'].split('|', 1)[1]}#{n}`", "",
+                  f"- topic: {turn['topic']}; today's date: {turn['today']}", ""]
+        for before in turn["before"]:
+            lines += [f"> **User:** {before['user']}", ">",
+                      f"> **Chatbot:** {before['reply']}", ">"]
+        lines += [f"> **User:** {turn['user']}", "", "**Reply to rate:**", "",
+                  turn["reply"], ""]
+    return lines
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    turns = _checked(_read_jsonl(args.sample), _turns_of(args.run_ids))
+    args.out.write_text("\n".join(reading_file(turns)), encoding="utf-8")
+    err.print(f"{len(turns)} turns -> {args.out} (no system names, no ratings)")
+    return 0
+
+
+def read_labels(paths: Sequence[Path]) -> list[dict[str, Any]]:
+    """Rating rows (``key``, ``reader``, the four 1-5 ratings, ``temporally_correct``)."""
+    rows = []
+    for path in paths:
+        for n, row in enumerate(_read_jsonl(path), start=1):
+            bad = [d for d in RATINGS if row.get(d) not in (1, 2, 3, 4, 5)]
+            if bad or not isinstance(row.get("temporally_correct"), bool) or not row.get("reader"):
+                raise SystemExit(f"{path}:{n}: needs a reader, 1-5 integers for "
+                                 f"{', '.join(RATINGS)} and a true/false temporally_correct")
+            rows.append(row)
+    return rows
+
+
+def pair_agreement(a: Sequence[int], b: Sequence[int]) -> dict[str, Any]:
+    """Cohen's kappa on the five levels (the paper's statistic), exact and within-one shares."""
+    n = len(a)
+    return {"n": n,
+            "kappa": cohens_kappa([str(x) for x in a], [str(y) for y in b]),
+            "exact": sum(x == y for x, y in zip(a, b, strict=True)) / n if n else None,
+            "within_one": (sum(abs(x - y) <= 1 for x, y in zip(a, b, strict=True)) / n
+                           if n else None),
+            "mean_difference": sum(y - x for x, y in zip(a, b, strict=True)) / n if n else None}
+
+
+def compare(labels: Sequence[dict[str, Any]], turns: dict[str, dict[str, Any]]
+            ) -> dict[str, Any]:
+    """Kappa per dimension between every pair of raters (readers and ``judge``) and means.
+
+    A pair is scored on the turns both rated. ``by_system`` holds each rater's mean per
+    system on the turns every rater rated, so the gaps between systems are comparable.
+    """
+    ratings: dict[str, dict[str, dict[str, Any]]] = {"judge": {}}
+    for row in labels:
+        ratings.setdefault(row["reader"], {})[row["key"]] = row
+    for key in {row["key"] for row in labels}:
+        ratings["judge"][key] = turns[key]["judge"]
+    raters = [*sorted(r for r in ratings if r != "judge"), "judge"]
+    pairs: dict[str, Any] = {}
+    for i, first in enumerate(raters):
+        for second in raters[i + 1:]:
+            both = sorted(set(ratings[first]) & set(ratings[second]))
+            if not both:
+                continue
+            cell: dict[str, Any] = {
+                d: pair_agreement([ratings[first][k][d] for k in both],
+                                  [ratings[second][k][d] for k in both]) for d in RATINGS}
+            temporal = pair_agreement(
+                [int(ratings[first][k]["temporally_correct"]) for k in both],
+                [int(ratings[second][k]["temporally_correct"]) for k in both])
+            cell["temporally_correct"] = {k: temporal[k] for k in ("n", "kappa", "exact")}
+            pairs[f"{first} ~ {second}"] = cell
+    common = sorted(set.intersection(*(set(r) for r in ratings.values())))
+    by_system: dict[str, Any] = {}
+    for system in sorted({turns[k]["system"] for k in common}):
+        keys = [k for k in common if turns[k]["system"] == system]
+        by_system[system] = {"turns": len(keys), **{
+            rater: {d: _mean_ci([ratings[rater][k][d] for k in keys]) for d in RATINGS}
+            for rater in raters}}
+    return {"raters": raters, "turns_rated_by_all": len(common), "pairs": pairs,
+            "by_system": by_system}
+
+
+def _mean_ci(values: Sequence[int]) -> dict[str, Any]:
+    interval = bootstrap_ci([float(v) for v in values])
+    return {"mean": sum(values) / len(values) if values else None,
+            "ci": [interval.low, interval.high] if interval else None}
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    labels = read_labels(args.labels)
+    samples = [row for path in args.samples for row in _read_jsonl(path)]
+    labelled = {row["key"] for row in labels}
+    turns = {t["key"]: t for t in _checked([s for s in samples if s["key"] in labelled],
+                                             _turns_of(args.run_ids))}
+    unknown = labelled - set(turns)
+    if unknown:
+        raise SystemExit(f"{len(unknown)} labelled turns are in no sample file (first: "
+                         f"{sorted(unknown)[0]}); pass the batch files with --samples")
+    payload = {"labels": [str(p) for p in args.labels],
+               "samples": [str(p) for p in args.samples],
+               "runs": sorted({turns[k]["run_id"] for k in labelled}),
+               **compare(labels, turns)}
+    for name, cell in payload["pairs"].items():
+        err.print(f"{name}: kappa " + ", ".join(
+            f"{d} {cell[d]['kappa']:.2f}" if cell[d]["kappa"] is not None else f"{d} n/a"
+            for d in RATINGS) + f" (n={cell[RATINGS[0]]['n']})")
+    data = data_provenance(
+        {"real": 1.0}, sample="out of sample (no part of the judge was fitted to these turns)",
+        sources="turns of simulated conversations about the WikiChat topic lists "
+                "(../shared/data/wikipedia/topics); ratings by the project maintainers (helper "
+                "sessions of an AI assistant, not independent human annotation)")
+    write_result(args.out, payload, data=data)
+    err.print(f"-> {args.out}")
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("sample", help="draw the turns to rate (seeded)")
+    p.add_argument("run_ids", nargs="+")
+    p.add_argument("--n", type=int, default=60)
+    p.add_argument("--seed", type=int, default=35)
+    p.add_argument("--exclude", type=Path, action="append", default=[],
+                   help="an earlier batch file whose turns are not drawn again (repeatable)")
+    p.add_argument("--out", type=Path, required=True)
+    p.set_defaults(func=cmd_sample)
+    p = sub.add_parser("export", help="a reading file of the sampled turns, without ratings")
+    p.add_argument("sample", type=Path)
+    p.add_argument("run_ids", nargs="+")
+    p.add_argument("--out", type=Path, required=True)
+    p.set_defaults(func=cmd_export)
+    p = sub.add_parser("score", help="kappa of readers and judge per dimension")
+    p.add_argument("run_ids", nargs="+")
+    p.add_argument("--samples", type=Path, action="append", default=None,
+                   help="the batch files the labelled turns were drawn in (default: every "
+                   "batch*.jsonl of experiments/data/wikichat_conversationality)")
+    p.add_argument("--labels", type=Path, action="append", default=None)
+    p.add_argument("--out", type=Path, default=RESULT)
+    p.set_defaults(func=cmd_score)
+    args = parser.parse_args()
+    if args.command == "score":
+        args.labels = args.labels or [LABELS]
+        args.samples = args.samples or sorted(
+            (ROOT / "experiments" / "data" / "wikichat_conversationality").glob("batch*.jsonl"))
+    result: int = args.func(args)
+    return result
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
