@@ -436,7 +436,9 @@ def test_label_files_are_out_of_the_fingerprint_and_prompts_data_and_schemas_in(
     labels = sorted(p.relative_to(REPO / "src").as_posix()
                     for p in (REPO / "src" / "freshwiki").rglob("*labels*") if p.is_file()
                     and p.suffix != ".py")
-    assert labels == ["freshwiki/benchmarks/simulated_chat/validation/factuality_labels.jsonl"] + [
+    assert labels == [
+        f"freshwiki/benchmarks/simulated_chat/validation/{n}_labels.jsonl"
+        for n in ("conversationality", "factuality")] + [
         f"freshwiki/benchmarks/wikicontradict/validation/{n}" for n in (
         "human_labels.jsonl", "real_labels.jsonl", "real_labels_detection.jsonl",
         "real_labels_single.jsonl", "real_labels_t4.jsonl", "real_labels_t51.jsonl",
