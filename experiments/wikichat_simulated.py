@@ -22,8 +22,9 @@ grounded chat's default mode and its ``wikichat`` mode) and tabulates the same c
 The judge is the eval set's (the strongest installed model). Its factuality verdicts are
 checked against claims read by hand with ``wikichat_factuality_check.py``; this result names
 that check and how many claims it rests on, and calls the factuality figures unvalidated until
-it reaches 100. The conversationality judge has not been checked against people: its figures
-are labelled unvalidated.
+it reaches 100. The conversationality judge is checked the paper's way (two readers rate
+turns under the judge's rubric; ``wikichat_conversationality_check.py``); this result carries
+that check's kappas and the readers' means, and says whether the judge's ratings can be read.
 
 ``--only LABEL`` (repeatable) tabulates only those runs of the eval set, e.g. the finished ones
 while another is still being run by another process. ``--limit N`` takes the first N topics
@@ -54,10 +55,19 @@ ROOT = Path(__file__).resolve().parents[1]
 EVALSET = ROOT / "experiments" / "evalsets" / "wikichat_simulated.toml"
 RESULT = ROOT / "experiments" / "results" / "wikichat_simulated.json"
 CHECK = ROOT / "experiments" / "results" / "wikichat_factuality_check.json"
+CONVERSATIONALITY_CHECK = (ROOT / "experiments" / "results"
+                           / "wikichat_conversationality_check.json")
 RATINGS = ("relevant", "informational", "natural", "non_repetitive")
 KINDS = ("head", "tail", "recent")
 VALIDATION_MIN = 100
 """Claims read by hand before the factuality figures are quoted (issue 35)."""
+TURNS_MIN = 50
+"""Turns rated by hand before the conversationality ratings are quoted (issue 35; the
+paper's own check of its judge used 50)."""
+KAPPA_MIN = 0.4
+"""The judge's kappa with every reader, on every dimension, for its ratings to count as
+agreeing with people ("moderate" agreement; the paper's GPT-4 judge had .11-.67 with its
+two authors, its authors .28-.61 with each other)."""
 err = Console(stderr=True)
 
 
@@ -143,6 +153,40 @@ def validation_status() -> dict[str, Any]:
             "file": str(CHECK.relative_to(ROOT)), "commit": check.get("commit")}
 
 
+def conversationality_status() -> dict[str, Any]:
+    """What the check against turns rated by hand says of the conversationality judge.
+
+    ``agrees`` needs at least :data:`TURNS_MIN` turns and the judge's kappa with each reader
+    at least :data:`KAPPA_MIN` on every dimension. The readers' own means per system are
+    carried over: where the judge does not agree, they are the ratings to read (for the turns
+    they rated).
+    """
+    if not CONVERSATIONALITY_CHECK.is_file():
+        return {"turns_rated": 0, "status": "unvalidated (no turns rated by hand yet)"}
+    check = json.loads(CONVERSATIONALITY_CHECK.read_text(encoding="utf-8"))
+    with_judge = {pair: cell for pair, cell in check.get("pairs", {}).items()
+                  if pair.endswith("~ judge")}
+    n = min((cell[RATINGS[0]]["n"] for cell in with_judge.values()), default=0)
+    kappas = {pair: {d: cell[d]["kappa"] for d in RATINGS} for pair, cell in with_judge.items()}
+    lowest = min((k if k is not None else -1.0 for cell in kappas.values()
+                  for k in cell.values()), default=None)
+    if n < TURNS_MIN:
+        status = f"unvalidated ({n} turns rated by hand, fewer than {TURNS_MIN})"
+    elif lowest is not None and lowest >= KAPPA_MIN:
+        status = f"agrees with the readers (kappa >= {KAPPA_MIN} on every dimension, {n} turns)"
+    else:
+        status = (f"disagrees with the readers ({n} turns; lowest kappa {lowest:.2f}, below "
+                  f"{KAPPA_MIN}): its ratings are not evidence; read the readers' means")
+    return {"turns_rated": n, "status": status, "kappa_with_readers": kappas,
+            "readers_by_system": {
+                system: {rater: {d: cell[d]["mean"] for d in RATINGS}
+                         for rater, cell in row.items() if rater not in ("turns", "judge")}
+                | {"turns": row["turns"]}
+                for system, row in check.get("by_system", {}).items()},
+            "file": str(CONVERSATIONALITY_CHECK.relative_to(ROOT)),
+            "commit": check.get("commit")}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--evalset", type=Path, default=EVALSET)
@@ -185,7 +229,7 @@ def main() -> int:
         "only": args.only, "runs": runs, "tables": tables,
         "goals": goals(tables, labels.get("grounded", ""), labels.get("rag", "")),
         "factuality_judge": validation_status(),
-        "conversationality_judge": "unvalidated (not checked against ratings read by hand)",
+        "conversationality_judge": conversationality_status(),
     }
     write_result(args.out, result, data=data_provenance(
         {"real": 1.0}, sample="n/a (nothing trained or tuned on these conversations)",

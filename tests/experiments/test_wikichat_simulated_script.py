@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import math
 from collections import Counter
 from pathlib import Path
@@ -186,3 +187,41 @@ def test_only_keeps_the_named_runs_and_stops_on_an_unknown_label() -> None:
     assert evalset_filter.only_runs(eval_set, None, Path("e.toml"), parser) is eval_set
     with pytest.raises(SystemExit):
         evalset_filter.only_runs(eval_set, ["sim · nothing"], Path("e.toml"), parser)
+
+
+def _conversationality_check(tmp_path: Path, kappa: float, n: int) -> Path:
+    cell = {d: {"n": n, "kappa": kappa, "mean": 3.0} for d in S.RATINGS}
+    readers = {d: {"n": n, "kappa": 0.9} for d in S.RATINGS}
+    means = {d: {"mean": 3.0} for d in S.RATINGS}
+    path = tmp_path / "check.json"
+    path.write_text(json.dumps({"commit": "abc", "pairs": {
+        "reader A ~ reader B": readers, "reader A ~ judge": cell,
+        "reader B ~ judge": {**cell, "natural": {"n": n, "kappa": kappa + 0.2}}},
+        "by_system": {"sim · rag": {"turns": 4, "reader A": means, "reader B": means,
+                                    "judge": means}}}))
+    return path
+
+
+@pytest.mark.parametrize(("kappa", "n", "status"), [
+    (0.1, 60, "disagrees with the readers (60 turns; lowest kappa 0.10"),
+    (0.45, 60, "agrees with the readers"),
+    (0.9, 30, "unvalidated (30 turns rated by hand, fewer than 50)"),
+])
+def test_conversationality_status_needs_50_turns_and_kappa_at_least_04_everywhere(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kappa: float, n: int,
+        status: str) -> None:
+    path = _conversationality_check(tmp_path, kappa, n)
+    monkeypatch.setattr(S, "CONVERSATIONALITY_CHECK", path)
+    monkeypatch.setattr(S, "ROOT", tmp_path)
+    out = S.conversationality_status()
+    assert out["status"].startswith(status)
+    assert out["turns_rated"] == n
+    # the readers' means are carried, the judge's are not
+    assert set(out["readers_by_system"]["sim · rag"]) == {"reader A", "reader B", "turns"}
+    assert out["kappa_with_readers"]["reader B ~ judge"]["natural"] == pytest.approx(kappa + 0.2)
+
+
+def test_conversationality_status_without_a_check(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(S, "CONVERSATIONALITY_CHECK", tmp_path / "none.json")
+    assert S.conversationality_status()["status"].startswith("unvalidated (no turns")
