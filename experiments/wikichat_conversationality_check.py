@@ -30,12 +30,21 @@ Besides kappa (the paper's statistic, on the five levels), ``score`` gives exact
 within-one agreement and each rater's mean per system: whether the readers see the same gap
 between systems that the judge reports is what Table 1's reading rests on.
 
+``score --rate per-question`` (or ``rubric``) also rates the labelled turns afresh with that
+judge (the benchmark's ``ratings`` option, model ``--model``) and compares it as a third
+rater, ``judge:per-question``, beside the runs' own ``judge``: a judge can be checked on
+the turns without running the conversations again. ``--batches`` limits the comparison to
+the turns of those batch numbers (a judge designed after batch 1 was read is measured on the
+later batches only).
+
 Result: ``experiments/results/wikichat_conversationality_check.json``.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import datetime as dt
 import hashlib
 import json
 import random
@@ -47,8 +56,10 @@ from typing import Any
 from rich.console import Console
 
 from _provenance import data_provenance, write_result
+from freshwiki.benchmarks.simulated_chat import ConversationJudge, QuestionJudge, Turn
 from freshwiki.config import load_settings
 from freshwiki.evaluation import ResultsStore, default_results_path
+from freshwiki.llm import open_llm
 from freshwiki.stats import bootstrap_ci, cohens_kappa
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -209,19 +220,37 @@ def pair_agreement(a: Sequence[int], b: Sequence[int]) -> dict[str, Any]:
             "mean_difference": sum(y - x for x, y in zip(a, b, strict=True)) / n if n else None}
 
 
-def compare(labels: Sequence[dict[str, Any]], turns: dict[str, dict[str, Any]]
-            ) -> dict[str, Any]:
+async def rate_afresh(turns: Sequence[dict[str, Any]], style: str, model: str | None
+                      ) -> dict[str, dict[str, Any]]:
+    """Ratings of ``turns`` by a ``style`` judge now (cached calls are served, not redone)."""
+    llm = open_llm(model)
+    judge = QuestionJudge(llm) if style == "per-question" else ConversationJudge(llm)
+    rated: dict[str, dict[str, Any]] = {}
+    for turn in turns:
+        before = [Turn(b["user"], b["reply"]) for b in turn["before"]]
+        today = dt.date.fromisoformat(turn["today"]) if turn["today"] else dt.date.today()
+        rating = await judge.rate_turn(before, Turn(turn["user"], turn["reply"]), today)
+        rated[turn["key"]] = {**rating.scores, "temporally_correct": rating.temporally_correct,
+                              "rationale": rating.rationale}
+    return rated
+
+
+def compare(labels: Sequence[dict[str, Any]], turns: dict[str, dict[str, Any]],
+            extra: dict[str, dict[str, dict[str, Any]]] | None = None) -> dict[str, Any]:
     """Kappa per dimension between every pair of raters (readers and ``judge``) and means.
 
     A pair is scored on the turns both rated. ``by_system`` holds each rater's mean per
     system on the turns every rater rated, so the gaps between systems are comparable.
+    ``extra``: more judges' ratings by turn key (``rate_afresh``), named by their key.
     """
     ratings: dict[str, dict[str, dict[str, Any]]] = {"judge": {}}
     for row in labels:
         ratings.setdefault(row["reader"], {})[row["key"]] = row
     for key in {row["key"] for row in labels}:
         ratings["judge"][key] = turns[key]["judge"]
-    raters = [*sorted(r for r in ratings if r != "judge"), "judge"]
+    judges = ["judge", *sorted(extra or {})]
+    ratings.update(extra or {})
+    raters = [*sorted(r for r in ratings if r not in judges), *judges]
     pairs: dict[str, Any] = {}
     for i, first in enumerate(raters):
         for second in raters[i + 1:]:
@@ -255,6 +284,10 @@ def _mean_ci(values: Sequence[int]) -> dict[str, Any]:
 
 def cmd_score(args: argparse.Namespace) -> int:
     labels = read_labels(args.labels)
+    if args.batches:
+        labels = [row for row in labels if row.get("batch") in args.batches]
+        if not labels:
+            raise SystemExit(f"no labels of batches {args.batches} in {args.labels}")
     samples = [row for path in args.samples for row in _read_jsonl(path)]
     labelled = {row["key"] for row in labels}
     turns = {t["key"]: t for t in _checked([s for s in samples if s["key"] in labelled],
@@ -263,10 +296,18 @@ def cmd_score(args: argparse.Namespace) -> int:
     if unknown:
         raise SystemExit(f"{len(unknown)} labelled turns are in no sample file (first: "
                          f"{sorted(unknown)[0]}); pass the batch files with --samples")
+    extra = {}
+    if args.rate:
+        err.print(f"rating {len(turns)} turns with the {args.rate} judge ...")
+        extra[f"judge:{args.rate}"] = asyncio.run(
+            rate_afresh([turns[k] for k in sorted(turns)], args.rate, args.model))
     payload = {"labels": [str(p) for p in args.labels],
                "samples": [str(p) for p in args.samples],
+               "batches": args.batches, "rated_afresh": args.rate, "model": args.model,
                "runs": sorted({turns[k]["run_id"] for k in labelled}),
-               **compare(labels, turns)}
+               **compare(labels, turns, extra)}
+    if args.rate:
+        payload["afresh"] = extra[f"judge:{args.rate}"]
     for name, cell in payload["pairs"].items():
         err.print(f"{name}: kappa " + ", ".join(
             f"{d} {cell[d]['kappa']:.2f}" if cell[d]["kappa"] is not None else f"{d} n/a"
@@ -304,6 +345,12 @@ def main() -> int:
                    help="the batch files the labelled turns were drawn in (default: every "
                    "batch*.jsonl of experiments/data/wikichat_conversationality)")
     p.add_argument("--labels", type=Path, action="append", default=None)
+    p.add_argument("--batches", type=int, nargs="+", default=None,
+                   help="only the labels of these batch numbers")
+    p.add_argument("--rate", choices=("rubric", "per-question"), default=None,
+                   help="also rate the labelled turns afresh with this judge")
+    p.add_argument("--model", default=None,
+                   help="the model of --rate (default: the configured model)")
     p.add_argument("--out", type=Path, default=RESULT)
     p.set_defaults(func=cmd_score)
     args = parser.parse_args()

@@ -40,6 +40,7 @@ ROLES = {
     "You write the messages of a USER": "user",
     "You are a helpful, knowledgeable assistant": "assistant",
     "You rate one reply": "judge",
+    "You check one quality": "question",
     "You split an assistant's draft": "claims",
     "You are a fact checker": "verify",
 }
@@ -236,6 +237,69 @@ async def test_conversationality_means_per_dimension_with_one_judge_call_per_rep
     # The second reply is judged with the first exchange as its context.
     second = roles.of("judge")[1][1].content
     assert "User: Who?\nChatbot: Ada.\nUser: When?" in second and "Ada, Ada." in second
+
+
+def test_repeated_share_leaves_out_the_question_and_maps_to_five_levels() -> None:
+    from freshwiki.benchmarks.simulated_chat import Turn, repeated_share, repetition_level
+
+    before = [Turn("Where does Kopua vermiculata live?",
+                   "Kopua vermiculata is found only around Japan.")]
+    # Reply words without stop words: kopua, vermiculata, eats, small, crabs, japan; the
+    # question's (kopua, vermiculata, eat) are left out: eats, small, crabs, japan -> japan
+    # was said before: 1 / 4.
+    turn = Turn("What does Kopua vermiculata eat?",
+                "Kopua vermiculata eats small crabs in Japan.")
+    assert repeated_share(before, turn) == 0.25
+    # found, only, japan after leaving out kopua, vermiculata, habitat: all said before.
+    again = Turn("What is Kopua vermiculata's habitat?",
+                 "Kopua vermiculata is found only around Japan.")
+    assert repeated_share(before, again) == 1.0
+    assert repeated_share([], again) == 0.0
+    assert [repetition_level(x) for x in (1.0, 0.85, 0.84, 0.7, 0.55, 0.4, 0.39, 0.0)] == [
+        1, 1, 2, 2, 3, 4, 5, 5]
+
+
+async def test_per_question_judge_asks_each_quality_and_skips_what_an_abstention_fixes() -> None:
+    def answer(messages: Sequence[Message]) -> str:
+        system = messages[0].content
+        picked = ("answers" if "Does the reply give what the user just asked" in system
+                  else "one" if "How much specific information" in system
+                  else "stiff" if "How does the reply read" in system
+                  else "wrong")
+        return json.dumps({"answer": picked})
+
+    roles = Roles(question=answer)
+    scorers = conversationality_scorers(llm_for(roles), "per-question")
+    output = conversation(("Who wrote the first algorithm?", "Ada Lovelace did, in 1843."),
+                          ("And the second?", "I don't know: the passages I found don't say "
+                           "that, and I'd rather not guess."))
+    scores = {s.name: await s.score(Task(topic(), "chat", (), ""), output) for s in scorers}
+    # Turn 1: relevant answers 5, informational one 3, natural stiff 3, temporal wrong;
+    # nothing said before: non-repetitive 5. Turn 2 only abstains: relevant 3,
+    # informational 1, natural asked (stiff 3), temporally correct without a call;
+    # its words (don, know, passages, found, say, rather, guess) are all new: 5.
+    assert scores["chat-relevant"].data["ratings"] == [5, 3]
+    assert scores["chat-informational"].data["ratings"] == [3, 1]
+    assert scores["chat-natural"].data["ratings"] == [3, 3]
+    assert scores["chat-non-repetitive"].data["ratings"] == [5, 5]
+    assert scores["chat-temporally-correct"].value == 0.5
+    asked = [m[0].content for m in roles.of("question")]
+    assert len(asked) == 5  # four questions on turn 1, one (natural) on turn 2
+    assert sum("Today's date is 2026-11-21" in a for a in asked) == 1  # the temporal one
+    # Each call shows the exchange before the reply, not the whole conversation.
+    last = roles.of("question")[-1][1].content
+    assert "Exchange before this one:\nUser: Who wrote the first algorithm?" in last
+    assert "User's message: And the second?" in last
+
+
+def test_ratings_option_names_the_judge(tmp_path: Path) -> None:
+    from freshwiki.benchmarks.simulated_chat import simulated_chat_benchmark
+
+    settings = Settings(data_dir=tmp_path)
+    with pytest.raises(TopicsError, match="ratings='best' is not a judge"):
+        simulated_chat_benchmark(settings, {"ratings": "best"})
+    with pytest.raises(ValueError, match="unknown ratings judge"):
+        conversationality_scorers(llm_for(Roles()), "best")
 
 
 def ada_passages() -> list[Passage]:

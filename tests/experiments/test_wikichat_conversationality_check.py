@@ -113,3 +113,17 @@ def test_compare_pairs_every_rater_and_means_per_system() -> None:
     assert system["turns"] == 1
     assert (system["A"]["relevant"]["mean"], system["B"]["relevant"]["mean"],
             system["judge"]["relevant"]["mean"]) == (5, 4, 5)
+
+
+def test_compare_takes_a_judge_rated_afresh_as_one_more_rater() -> None:
+    turns = C.all_turns(_store(), ["run1"])
+    labels = [{"key": "sim · rag|head/X|t1", "reader": "A", **_rating(5, 4, 4, 5)},
+              {"key": "sim · rag|head/X|t2", "reader": "A", **_rating(3, 2, 2, 1, False)}]
+    afresh = {"sim · rag|head/X|t1": _rating(5, 3, 4, 5),
+              "sim · rag|head/X|t2": _rating(3, 1, 2, 1, False)}
+    out = C.compare(labels, turns, {"judge:per-question": afresh})
+    assert out["raters"] == ["A", "judge", "judge:per-question"]
+    # A and the fresh judge: informational 4 vs 3 and 2 vs 1 -> exact 0, within one 1.0
+    cell = out["pairs"]["A ~ judge:per-question"]["informational"]
+    assert (cell["exact"], cell["within_one"], cell["mean_difference"]) == (0.0, 1.0, -1.0)
+    assert out["pairs"]["A ~ judge:per-question"]["relevant"]["exact"] == 1.0

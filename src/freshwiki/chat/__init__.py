@@ -25,7 +25,7 @@ from freshwiki.chat._types import (
     TurnTrace,
     Verdict,
 )
-from freshwiki.chat.factcheck import check_reply
+from freshwiki.chat.factcheck import check_reply, only_abstains
 from freshwiki.chat.pipeline import (
     DEFAULT_K,
     MODES,
@@ -64,5 +64,6 @@ __all__ = [
     "TurnTrace",
     "Verdict",
     "check_reply",
+    "only_abstains",
     "resolve_mode",
 ]

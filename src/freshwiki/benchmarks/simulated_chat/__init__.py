@@ -12,14 +12,16 @@ Scorers (all use the judge model):
 * ``chat-factuality``: the share of the replies' claims the corpus supports (``_factuality``);
 * ``chat-relevant``, ``chat-informational``, ``chat-natural``, ``chat-non-repetitive`` (1-5,
   reported as ``(r - 1) / 4``) and ``chat-temporally-correct`` (yes share), from one judge
-  call per reply (``_conversationality``).
+  call per reply with the whole rubric (the paper's way), or with ``ratings=per-question``
+  one call per quality and non-repetition computed (``_conversationality``).
 
 Options (``--benchmark-option key=value``): ``turns`` (user turns, default 3), ``seed``
 (topic order, default 0), ``categories`` (default ``head,tail,recent``), ``data_dir``
 (default the ``data_dir`` setting), ``index`` (evidence for factuality; default your ``main``
 index when built, else the default corpus), ``simulator`` (the simulated user's model spec;
 default the system's model), ``today`` (ISO date the conversations are held on; default the
-real date, so pin it for a run you will resume on another day).
+real date, so pin it for a run you will resume on another day), ``ratings`` (``rubric``, the
+default, or ``per-question``; see ``_conversationality``).
 """
 
 from __future__ import annotations
@@ -37,10 +39,15 @@ from freshwiki.benchmarks.simulated_chat._benchmark import (
 )
 from freshwiki.benchmarks.simulated_chat._conversationality import (
     RATINGS,
+    STYLES,
     ConversationJudge,
+    QuestionJudge,
     Rating,
     RatingScorer,
+    Turn,
     conversationality_scorers,
+    repeated_share,
+    repetition_level,
 )
 from freshwiki.benchmarks.simulated_chat._factuality import FactualityScorer
 from freshwiki.benchmarks.simulated_chat._simulator import clean_user_message, next_user_message
@@ -54,12 +61,15 @@ from freshwiki.benchmarks.simulated_chat._topics import (
 __all__ = [
     "CATEGORIES",
     "RATINGS",
+    "STYLES",
     "ConversationJudge",
     "FactualityScorer",
+    "QuestionJudge",
     "Rating",
     "RatingScorer",
     "SimulatedChat",
     "TopicsError",
+    "Turn",
     "clean_user_message",
     "conversationality_scorers",
     "factuality_scorer",
@@ -71,6 +81,8 @@ __all__ = [
     "non_repetitive_scorer",
     "rating_scorer",
     "relevant_scorer",
+    "repeated_share",
+    "repetition_level",
     "simulated_chat_benchmark",
     "temporally_correct_scorer",
 ]

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from freshwiki.benchmarks.simulated_chat._conversationality import (
     RATINGS,
+    STYLES,
     ConversationJudge,
     RatingScorer,
     conversationality_scorers,
@@ -54,7 +55,8 @@ class SimulatedChat:
 
     def __init__(self, data_dir: Path, samples: Sequence[Sample], *, turns: int,
                  settings: Settings, index_name: str, simulator_spec: str | None = None,
-                 today: str | None = None, options: Mapping[str, Any] | None = None) -> None:
+                 today: str | None = None, options: Mapping[str, Any] | None = None,
+                 ratings: str = STYLES[0]) -> None:
         if turns < 1:
             raise TopicsError(f"simulated-chat: turns must be at least 1, got {turns}",
                               hint="pass e.g. --benchmark-option turns=3.")
@@ -62,6 +64,7 @@ class SimulatedChat:
         self.turns = turns
         self.simulator_spec = simulator_spec
         self.today = today
+        self.ratings = ratings
         self.index = LazyIndex(settings, index_name)
         self._samples = tuple(samples)
         self._options = dict(options or {})
@@ -79,7 +82,7 @@ class SimulatedChat:
         """
         return {"turns": self.turns, "index": self.index.name,
                 "index_content": self.index.content_digest(), "topics": len(self._samples),
-                "prompts": prompts_hash()}
+                "prompts": prompts_hash(), "ratings": self.ratings}
 
     location_options: tuple[str, ...] = ("data_dir",)
     """Options that only say where the topic files live (``dataset_hash`` covers them)."""
@@ -143,7 +146,8 @@ class SimulatedChat:
         """Factuality and the five conversationality dimensions (all need the judge)."""
         if judge is None:
             return []
-        return [FactualityScorer(judge, self.index), *conversationality_scorers(judge)]
+        return [FactualityScorer(judge, self.index),
+                *conversationality_scorers(judge, self.ratings)]
 
     async def aclose(self) -> None:
         """Close the evidence index if factuality opened it."""
@@ -162,7 +166,8 @@ def _add(a: Usage, b: Usage) -> Usage:
 
 
 OPTIONS: Mapping[str, Any] = {"turns": DEFAULT_TURNS, "seed": 0, "categories": ",".join(CATEGORIES),
-                              "data_dir": "", "index": "", "simulator": "", "today": ""}
+                              "data_dir": "", "index": "", "simulator": "", "today": "",
+                              "ratings": STYLES[0]}
 
 
 def simulated_chat_benchmark(settings: Settings, options: Mapping[str, Any]) -> SimulatedChat:
@@ -182,11 +187,15 @@ def simulated_chat_benchmark(settings: Settings, options: Mapping[str, Any]) -> 
                           hint="turns and seed are integers; today is YYYY-MM-DD.") from None
     data_dir = Path(str(values["data_dir"])) if values["data_dir"] else settings.data_dir
     categories = [c.strip() for c in str(values["categories"]).split(",") if c.strip()]
+    if values["ratings"] not in STYLES:
+        raise TopicsError(f"simulated-chat: ratings={values['ratings']!r} is not a judge",
+                          hint="ratings is one of " + ", ".join(STYLES) + " (default "
+                          f"{STYLES[0]}, the paper's one-call rubric).")
     samples = load_topics(data_dir, categories=categories, seed=seed)
     return SimulatedChat(data_dir, samples, turns=turns, settings=settings,
                          index_name=resolve_index_name(settings, str(values["index"]) or None),
                          simulator_spec=str(values["simulator"]) or None, today=today,
-                         options=options)
+                         options=options, ratings=str(values["ratings"]))
 
 
 def _settings() -> Settings:

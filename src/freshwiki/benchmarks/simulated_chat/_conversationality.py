@@ -9,6 +9,17 @@ call per reply whichever scorer asks first (and the response cache makes a re-ru
 Scores are means over the conversation's replies. A 1-5 rating maps to ``(r - 1) / 4`` so
 that every score lies in [0, 1] like all others; the raw 1-5 mean is in the explanation and
 the data. The judge's rationale per reply is kept in ``Score.data``.
+
+Two judges (the benchmark's ``ratings`` option):
+
+* ``rubric`` (default, the paper's way): one call per reply with the whole rubric;
+* ``per-question``: :class:`QuestionJudge`. Checked against two readers on the pilot's 60
+  turns, the local 1.5B model rating everything in one call agreed with them at chance level
+  (kappa -.08 to .11): it gave most replies one score on every quality. This judge asks one
+  quality per call, as a choice among anchored options, and computes non-repetition from the
+  words a reply shares with the earlier replies instead of asking for it. A reply that only
+  says it does not know is rated without a call on the qualities the rubric fixes for it
+  (on topic but not answering: relevant 3; no information: informational 1).
 """
 
 from __future__ import annotations
@@ -22,12 +33,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from freshwiki.benchmarks.simulated_chat._simulator import PROMPTS
+from freshwiki.chat import only_abstains
 from freshwiki.llm import LLM, Message
 from freshwiki.prompting import render_prompt
+from freshwiki.retrieval import Tokenizer
 from freshwiki.seams import Output, Score, Task
 
 RATINGS: tuple[str, ...] = ("relevant", "informational", "natural", "non_repetitive")
 """The 1-5 dimensions, in display order."""
+
+STYLES: tuple[str, ...] = ("rubric", "per-question")
+"""The judges (the benchmark's ``ratings`` option); the first is the default."""
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -101,9 +117,10 @@ class ConversationJudge:
     async def _rate(self, output: Output) -> list[Rating]:
         today = today_of(output)
         turns = conversation_turns(output)
-        return [await self._rate_reply(turns[:i], turn, today) for i, turn in enumerate(turns)]
+        return [await self.rate_turn(turns[:i], turn, today) for i, turn in enumerate(turns)]
 
-    async def _rate_reply(self, before: Sequence[Turn], turn: Turn, today: dt.date) -> Rating:
+    async def rate_turn(self, before: Sequence[Turn], turn: Turn, today: dt.date) -> Rating:
+        """The rating of ``turn``'s reply, after the exchanges ``before`` it, on ``today``."""
         shown: list[dict[str, str]] = []
         for t in before:
             shown += [{"role": "User", "content": t.user}, {"role": "Chatbot", "content": t.reply}]
@@ -121,6 +138,88 @@ class ConversationJudge:
             scores={name: int(parsed[name]) for name in RATINGS},
             temporally_correct=bool(parsed["temporally_correct"]),
         )
+
+
+OPTIONS: Mapping[str, Mapping[str, int | bool]] = {
+    "relevant": {"answers": 5, "partly": 3, "off_topic": 1},
+    "informational": {"several": 4, "one": 3, "general": 2},
+    "natural": {"fluent": 4, "stiff": 3, "broken": 2},
+    "temporal": {"fine": True, "wrong": False},
+}
+"""Each question's options and the rating each stands for. The 1-5 values follow the rubric's
+anchors (5 answers exactly, 3 on topic but missing the question, 1 off topic; several facts,
+one fact, a general answer); "most replies deserve 3 or 4", so a fluent reply is a 4."""
+
+REPEATED_LEVELS: tuple[tuple[float, int], ...] = ((0.85, 1), (0.7, 2), (0.55, 3), (0.4, 4))
+"""Non-repetition from the repeated share (see :func:`repeated_share`): at least 0.85 is 1
+(mostly repeats), ... below 0.4 is 5 (says nothing already said)."""
+
+_TOKENS = Tokenizer()
+
+
+def repeated_share(before: Sequence[Turn], turn: Turn) -> float:
+    """The share of the reply's words that earlier replies already used.
+
+    Words (lower-cased, stop words out) of the user's own message are left out: naming what
+    was asked is not repeating information. A reply with no word left repeats nothing (0).
+    """
+    words = set(_TOKENS(turn.reply)) - set(_TOKENS(turn.user))
+    if not words:
+        return 0.0
+    earlier: set[str] = set()
+    for t in before:
+        earlier |= set(_TOKENS(t.reply))
+    return len(words & earlier) / len(words)
+
+
+def repetition_level(share: float) -> int:
+    """The 1-5 non-repetition rating of a repeated share (:data:`REPEATED_LEVELS`)."""
+    for floor, level in REPEATED_LEVELS:
+        if share >= floor:
+            return level
+    return 5
+
+
+class QuestionJudge(ConversationJudge):
+    """One quality per call, non-repetition computed (the ``per-question`` judge)."""
+
+    async def rate_turn(self, before: Sequence[Turn], turn: Turn, today: dt.date) -> Rating:
+        abstains = only_abstains(turn.reply)
+        asked = ("natural",) if abstains else ("relevant", "informational", "natural",
+                                               "temporal")
+        picked = {q: await self._ask(q, before, turn, today) for q in asked}
+        share = repeated_share(before, turn)
+        scores = {
+            "relevant": 3 if abstains else int(OPTIONS["relevant"][picked["relevant"]]),
+            "informational": 1 if abstains
+            else int(OPTIONS["informational"][picked["informational"]]),
+            "natural": int(OPTIONS["natural"][picked["natural"]]),
+            "non_repetitive": repetition_level(share),
+        }
+        rationale = "; ".join([*(f"{q}: {a}" for q, a in picked.items()),
+                               *(["only says it does not know"] if abstains else []),
+                               f"repeated share {share:.2f}"])
+        return Rating(rationale=rationale, scores=scores,
+                      temporally_correct=abstains or bool(OPTIONS["temporal"][picked["temporal"]]))
+
+    async def _ask(self, question: str, before: Sequence[Turn], turn: Turn,
+                   today: dt.date) -> str:
+        previous = before[-1] if before else None
+        options = list(OPTIONS[question])
+        messages = [
+            Message.system(render_prompt(f"{PROMPTS}/judge_question_system.j2",
+                                         dimension=question, today=today.isoformat())),
+            Message.user(render_prompt(
+                f"{PROMPTS}/judge_question_user.j2", user=turn.user, reply=turn.reply,
+                previous=None if previous is None
+                else {"user": previous.user, "reply": previous.reply})),
+        ]
+        schema = {"type": "object", "properties": {"answer": {"type": "string",
+                                                               "enum": options}},
+                  "required": ["answer"], "additionalProperties": False}
+        result = await self.llm.chat(messages, json_schema=schema, schema_name=question,
+                                     max_tokens=20, tag="eval:chat-judge")
+        return str(result.parsed["answer"])
 
 
 class RatingScorer:
@@ -157,7 +256,9 @@ class RatingScorer:
                      data={"mean_1_to_5": mean, "ratings": raw, "turns": per_turn})
 
 
-def conversationality_scorers(llm: LLM) -> list[RatingScorer]:
-    """The five dimension scorers, sharing one judge."""
-    judge = ConversationJudge(llm)
+def conversationality_scorers(llm: LLM, style: str = STYLES[0]) -> list[RatingScorer]:
+    """The five dimension scorers, sharing one judge of ``style`` (:data:`STYLES`)."""
+    if style not in STYLES:
+        raise ValueError(f"unknown ratings judge {style!r}; one of {', '.join(STYLES)}")
+    judge = QuestionJudge(llm) if style == "per-question" else ConversationJudge(llm)
     return [RatingScorer(d, judge) for d in (*RATINGS, "temporally_correct")]
