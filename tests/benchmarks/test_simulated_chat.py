@@ -262,9 +262,8 @@ def test_repeated_share_leaves_out_the_question_and_maps_to_five_levels() -> Non
 async def test_per_question_judge_asks_each_quality_and_skips_what_an_abstention_fixes() -> None:
     def answer(messages: Sequence[Message]) -> str:
         system = messages[0].content
-        picked = ("answers" if "Does the reply give what the user just asked" in system
-                  else "one" if "How much specific information" in system
-                  else "stiff" if "How does the reply read" in system
+        picked = ("yes" if "Does the reply answer the user's message" in system
+                  else "stiff" if "Does the reply read like natural conversation" in system
                   else "wrong")
         return json.dumps({"answer": picked})
 
@@ -274,22 +273,39 @@ async def test_per_question_judge_asks_each_quality_and_skips_what_an_abstention
                           ("And the second?", "I don't know: the passages I found don't say "
                            "that, and I'd rather not guess."))
     scores = {s.name: await s.score(Task(topic(), "chat", (), ""), output) for s in scorers}
-    # Turn 1: relevant answers 5, informational one 3, natural stiff 3, temporal wrong;
-    # nothing said before: non-repetitive 5. Turn 2 only abstains: relevant 3,
-    # informational 1, natural asked (stiff 3), temporally correct without a call;
-    # its words (don, know, passages, found, say, rather, guess) are all new: 5.
+    # Turn 1: relevant yes 5; two specific facts (the name Ada Lovelace, 1843) -> 4; natural
+    # stiff 3; temporal wrong; nothing said before: non-repetitive 5. Turn 2 only abstains:
+    # relevant 3, informational 1, natural asked (stiff 3), temporally correct without a
+    # call; its words (don, know, passages, found, say, rather, guess) are all new: 5.
     assert scores["chat-relevant"].data["ratings"] == [5, 3]
-    assert scores["chat-informational"].data["ratings"] == [3, 1]
+    assert scores["chat-informational"].data["ratings"] == [4, 1]
     assert scores["chat-natural"].data["ratings"] == [3, 3]
     assert scores["chat-non-repetitive"].data["ratings"] == [5, 5]
     assert scores["chat-temporally-correct"].value == 0.5
     asked = [m[0].content for m in roles.of("question")]
-    assert len(asked) == 5  # four questions on turn 1, one (natural) on turn 2
+    assert len(asked) == 4  # three questions on turn 1, one (natural) on turn 2
     assert sum("Today's date is 2026-11-21" in a for a in asked) == 1  # the temporal one
     # Each call shows the exchange before the reply, not the whole conversation.
     last = roles.of("question")[-1][1].content
     assert "Exchange before this one:\nUser: Who wrote the first algorithm?" in last
     assert "User's message: And the second?" in last
+
+
+def test_specific_facts_count_new_names_and_numbers() -> None:
+    from freshwiki.benchmarks.simulated_chat import information_level, specific_facts
+
+    # American, DJ, Brooklyn, New York City: four names; the asker's own words and the
+    # citation marker do not count.
+    assert specific_facts("Kathy Yaeji Lee is an American singer, DJ, and producer based in "
+                          "Brooklyn, New York City [1].",
+                          "What is Kathy Yaeji Lee's current status?") == 4
+    # "Yaeji's House": Yaeji was asked about, House is new: one.
+    assert specific_facts('Her latest album is "Yaeji\'s House" [1].',
+                          "What is Kathy Yaeji Lee's latest album?") == 1
+    # 2.7 and 1.1: two numbers; "This" is a stop word, not a name.
+    assert specific_facts("This species reaches a length of 2.7 cm (1.1 in).", "Diet?") == 2
+    assert specific_facts("It is a small fish.", "What is it?") == 0
+    assert [information_level(n) for n in (0, 1, 2, 7)] == [2, 3, 4, 4]
 
 
 def test_ratings_option_names_the_judge(tmp_path: Path) -> None:

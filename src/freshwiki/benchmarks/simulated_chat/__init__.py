@@ -46,8 +46,10 @@ from freshwiki.benchmarks.simulated_chat._conversationality import (
     RatingScorer,
     Turn,
     conversationality_scorers,
+    information_level,
     repeated_share,
     repetition_level,
+    specific_facts,
 )
 from freshwiki.benchmarks.simulated_chat._factuality import FactualityScorer
 from freshwiki.benchmarks.simulated_chat._simulator import clean_user_message, next_user_message
@@ -74,6 +76,7 @@ __all__ = [
     "conversationality_scorers",
     "factuality_scorer",
     "first_sentence",
+    "information_level",
     "informational_scorer",
     "load_topics",
     "natural_scorer",
@@ -84,5 +87,6 @@ __all__ = [
     "repeated_share",
     "repetition_level",
     "simulated_chat_benchmark",
+    "specific_facts",
     "temporally_correct_scorer",
 ]

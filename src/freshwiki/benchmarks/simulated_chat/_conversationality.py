@@ -28,6 +28,7 @@ import asyncio
 import datetime as dt
 import hashlib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -141,14 +142,26 @@ class ConversationJudge:
 
 
 OPTIONS: Mapping[str, Mapping[str, int | bool]] = {
-    "relevant": {"answers": 5, "partly": 3, "off_topic": 1},
-    "informational": {"several": 4, "one": 3, "general": 2},
-    "natural": {"fluent": 4, "stiff": 3, "broken": 2},
+    "relevant": {"yes": 5, "partly": 3, "no": 1},
+    "natural": {"yes": 4, "stiff": 3, "no": 2},
     "temporal": {"fine": True, "wrong": False},
 }
 """Each question's options and the rating each stands for. The 1-5 values follow the rubric's
-anchors (5 answers exactly, 3 on topic but missing the question, 1 off topic; several facts,
-one fact, a general answer); "most replies deserve 3 or 4", so a fluent reply is a 4."""
+anchors (5 answers exactly, 3 on topic but missing the question, 1 off topic); "most replies
+deserve 3 or 4", so a fluent reply is a 4."""
+
+INFORMATION_LEVELS: tuple[int, int, int] = (2, 3, 4)
+"""Informational from the count of specific facts (see :func:`specific_facts`): none is 2 (a
+general answer), one is 3, two or more are 4 (a reply that only abstains is 1)."""
+
+_NAME = re.compile(r"[A-Z][\w'’.-]*(?:\s+(?:[A-Z][\w'’.-]*|of|de|von|van|the))*")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_MARKERS = re.compile(r"\[\s*\d+(?:\s*[,;]\s*\d+)*\s*\]")
+_NOT_NAMES = frozenset({
+    "according", "sorry", "yes", "however", "also", "currently", "today", "her", "his", "its",
+    "their", "she", "he", "it", "they", "this", "that", "these", "those", "there", "we", "you",
+    "my", "our", "your", "as", "in", "on", "at", "the", "a", "an", "what", "which", "who"})
+"""Capitalised words that are not names (sentence openers), beside the stop words."""
 
 REPEATED_LEVELS: tuple[tuple[float, int], ...] = ((0.85, 1), (0.7, 2), (0.55, 3), (0.4, 4))
 """Non-repetition from the repeated share (see :func:`repeated_share`): at least 0.85 is 1
@@ -172,6 +185,31 @@ def repeated_share(before: Sequence[Turn], turn: Turn) -> float:
     return len(words & earlier) / len(words)
 
 
+def specific_facts(reply: str, user: str) -> int:
+    """How many names, dates and numbers ``reply`` gives that the user's message did not.
+
+    A run of capitalised words is one name ("New York City"); a number is one fact
+    (citation markers are not); a word the user already wrote, or a capitalised stop word
+    ("The", "She"), is not. The rubric's informational scale counts exactly these: names,
+    dates, numbers and places.
+    """
+    text = _MARKERS.sub(" ", reply)
+    asked = {w.casefold() for w in re.findall(r"\w+", user)}
+    found = 0
+    for match in _NAME.finditer(text):
+        words = [w for w in re.findall(r"\w+", match.group()) if w[:1].isupper()]
+        new = [w for w in words if w.casefold() not in asked
+               and w.casefold() not in _NOT_NAMES and _TOKENS(w)]  # (no stop word)
+        found += bool(new)
+    found += len(_NUMBER.findall(text))
+    return found
+
+
+def information_level(facts: int) -> int:
+    """The 1-5 informational rating of a reply giving ``facts`` specific facts."""
+    return INFORMATION_LEVELS[min(facts, 2)]
+
+
 def repetition_level(share: float) -> int:
     """The 1-5 non-repetition rating of a repeated share (:data:`REPEATED_LEVELS`)."""
     for floor, level in REPEATED_LEVELS:
@@ -185,19 +223,19 @@ class QuestionJudge(ConversationJudge):
 
     async def rate_turn(self, before: Sequence[Turn], turn: Turn, today: dt.date) -> Rating:
         abstains = only_abstains(turn.reply)
-        asked = ("natural",) if abstains else ("relevant", "informational", "natural",
-                                               "temporal")
+        asked = ("natural",) if abstains else ("relevant", "natural", "temporal")
         picked = {q: await self._ask(q, before, turn, today) for q in asked}
         share = repeated_share(before, turn)
+        facts = specific_facts(turn.reply, turn.user)
         scores = {
             "relevant": 3 if abstains else int(OPTIONS["relevant"][picked["relevant"]]),
-            "informational": 1 if abstains
-            else int(OPTIONS["informational"][picked["informational"]]),
+            "informational": 1 if abstains else information_level(facts),
             "natural": int(OPTIONS["natural"][picked["natural"]]),
             "non_repetitive": repetition_level(share),
         }
         rationale = "; ".join([*(f"{q}: {a}" for q, a in picked.items()),
-                               *(["only says it does not know"] if abstains else []),
+                               *(["only says it does not know"] if abstains
+                                 else [f"{facts} specific facts"]),
                                f"repeated share {share:.2f}"])
         return Rating(rationale=rationale, scores=scores,
                       temporally_correct=abstains or bool(OPTIONS["temporal"][picked["temporal"]]))
