@@ -121,15 +121,25 @@ def draw(claims: Sequence[dict[str, Any]], n: int, seed: int) -> list[dict[str, 
     return picked
 
 
+def not_drawn(claims: Sequence[dict[str, Any]], drawn: Sequence[dict[str, Any]]
+              ) -> list[dict[str, Any]]:
+    """``claims`` that no earlier batch drew, by key or by place.
+
+    An earlier batch names its claims by run id; the same claim in a later run of the same
+    conversation (the judge's code changed) has another key, so it is matched by place
+    (system, conversation, turn, claim text) too.
+    """
+    keys = {c["key"] for c in drawn}
+    places = {_claim_place(c) for c in drawn}
+    return [c for c in claims if c["key"] not in keys and _claim_place(c) not in places]
+
+
 def cmd_sample(args: argparse.Namespace) -> int:
     with ResultsStore(default_results_path(load_settings().settings)) as store:
         claims = all_claims(store, [store.resolve_run_id(r) for r in args.run_ids])
     drawn = [json.loads(line)["key"] for path in args.exclude
              for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    # An earlier batch names its claims by run id; the same claim in a later run of the same
-    # conversation (the judge's code changed) has another key, so it is matched by place.
-    places = {_claim_place(c) for c in _by_key(drawn).values()} if drawn else set()
-    claims = [c for c in claims if c["key"] not in set(drawn) and _claim_place(c) not in places]
+    claims = not_drawn(claims, list(_by_key(drawn).values()) if drawn else [])
     if not claims:
         raise SystemExit(f"no {SCORER} claims in runs {', '.join(args.run_ids)} that earlier "
                          "batches (--exclude) did not draw: score more conversations first "

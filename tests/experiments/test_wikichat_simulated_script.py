@@ -176,6 +176,14 @@ def test_rematch_finds_a_labelled_claim_in_a_later_judges_run_by_place_and_text(
     assert F.rematch(labelled, other)[1] == 1  # turn 1's reply differs: not the same talk
 
 
+def test_a_claim_drawn_under_an_older_run_id_is_not_drawn_again() -> None:
+    drawn = [_said("old", 1, "A is B.", "SUPPORTS")]
+    claims = [_said("new", 1, "A  is B.", "REFUTES"),  # the same claim, in the later run
+              _said("new", 2, "A is B.", "SUPPORTS"),  # same text, another turn: new
+              _said("old", 1, "A is B.", "SUPPORTS")]  # the very key drawn
+    assert [c["key"] for c in F.not_drawn(claims, drawn)] == ["new:s1:t2:c1"]
+
+
 def test_only_keeps_the_named_runs_and_stops_on_an_unknown_label() -> None:
     evalset_filter = load_script("_evalset_filter")
     runs = (PlannedRun("simulated-chat", "rag", label="sim · rag"),
