@@ -146,8 +146,18 @@ def validation_status() -> dict[str, Any]:
     check = json.loads(CHECK.read_text(encoding="utf-8"))
     binary = check.get("binary", {})
     n = int(binary.get("n", 0))
-    status = ("validated" if n >= VALIDATION_MIN
-              else f"unvalidated ({n} claims read by hand, fewer than {VALIDATION_MIN})")
+    precision = (binary.get("supports") or {}).get("precision")
+    kappa = binary.get("kappa")
+    if n < VALIDATION_MIN:
+        status = f"unvalidated ({n} claims read by hand, fewer than {VALIDATION_MIN})"
+    elif precision is None or kappa is None:
+        status = f"checked on {n} claims read by hand"
+    else:
+        # Checked is not the same as right: the status says how far the figure can be read.
+        status = (f"checked on {n} claims read by hand: kappa {kappa:.2f}; of the claims it "
+                  f"calls supported, {precision:.0%} are"
+                  + (", so its factuality figures overstate support" if precision < 0.8
+                     else ""))
     return {"claims_read": n, "status": status, "accuracy": binary.get("accuracy"),
             "kappa": binary.get("kappa"), "supports": binary.get("supports"),
             "file": str(CHECK.relative_to(ROOT)), "commit": check.get("commit")}

@@ -233,3 +233,21 @@ def test_conversationality_status_without_a_check(tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(S, "CONVERSATIONALITY_CHECK", tmp_path / "none.json")
     assert S.conversationality_status()["status"].startswith("unvalidated (no turns")
+
+
+@pytest.mark.parametrize(("n", "precision", "status"), [
+    (61, 0.52, "unvalidated (61 claims read by hand, fewer than 100)"),
+    (101, 0.53, "checked on 101 claims read by hand: kappa 0.42; of the claims it calls "
+                "supported, 53% are, so its factuality figures overstate support"),
+    (120, 0.9, "checked on 120 claims read by hand: kappa 0.42; of the claims it calls "
+               "supported, 90% are"),
+])
+def test_factuality_status_says_checked_and_how_far_to_read_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, n: int, precision: float,
+        status: str) -> None:
+    path = tmp_path / "check.json"
+    path.write_text(json.dumps({"binary": {"n": n, "accuracy": 0.7, "kappa": 0.42,
+                                           "supports": {"precision": precision}}}))
+    monkeypatch.setattr(S, "CHECK", path)
+    monkeypatch.setattr(S, "ROOT", tmp_path)
+    assert S.validation_status()["status"] == status
