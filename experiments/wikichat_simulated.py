@@ -197,6 +197,27 @@ def conversationality_status() -> dict[str, Any]:
             "commit": check.get("commit")}
 
 
+def readers_goals(status: dict[str, Any], grounded: str, rag: str) -> dict[str, Any]:
+    """The ratings goal (grounded within .5 of rag) on the readers' means, per dimension.
+
+    Each system's rating is the mean of the readers' means; empty unless both were rated.
+    """
+    by_system = status.get("readers_by_system", {})
+    if grounded not in by_system or rag not in by_system:
+        return {}
+    out: dict[str, Any] = {"turns": {"grounded": by_system[grounded]["turns"],
+                                     "rag": by_system[rag]["turns"]}}
+    for dimension in RATINGS:
+        def mean(system: str, dimension: str = dimension) -> float:
+            values = [float(r[dimension]) for name, r in by_system[system].items()
+                      if name != "turns"]
+            return sum(values) / len(values)
+        gap = mean(grounded) - mean(rag)
+        out[dimension] = {"grounded": mean(grounded), "rag": mean(rag), "gap": gap,
+                          "met": gap >= -0.5}
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--evalset", type=Path, default=EVALSET)
@@ -233,13 +254,16 @@ def main() -> int:
             tables[label] = tabulate(store.load_run(summary.info.run_id))
     labels = {r["system"] + ("/" + str(r["options"].get("mode")) if r["options"].get("mode")
                              else ""): r["label"] for r in runs}
+    conversational = conversationality_status()
     result = {
         "evalset": str(args.evalset.resolve().relative_to(ROOT)),
         "limit": args.limit if args.limit is not None else eval_set.runs[0].limit,
         "only": args.only, "runs": runs, "tables": tables,
         "goals": goals(tables, labels.get("grounded", ""), labels.get("rag", "")),
         "factuality_judge": validation_status(),
-        "conversationality_judge": conversationality_status(),
+        "conversationality_judge": conversational,
+        "goals_readers": readers_goals(conversational, labels.get("grounded", ""),
+                                       labels.get("rag", "")),
     }
     write_result(args.out, result, data=data_provenance(
         {"real": 1.0}, sample="n/a (nothing trained or tuned on these conversations)",

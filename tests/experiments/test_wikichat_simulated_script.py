@@ -251,3 +251,20 @@ def test_factuality_status_says_checked_and_how_far_to_read_it(
     monkeypatch.setattr(S, "CHECK", path)
     monkeypatch.setattr(S, "ROOT", tmp_path)
     assert S.validation_status()["status"] == status
+
+
+def test_readers_goals_average_the_readers_and_allow_half_a_point() -> None:
+    def means(r: float) -> dict[str, float]:
+        return {d: r for d in S.RATINGS}
+    status = {"readers_by_system": {
+        "g": {"reader A": means(3.0), "reader B": {**means(3.4), "relevant": 3.0},
+              "turns": 30},
+        "r": {"reader A": means(3.5), "reader B": means(3.7), "turns": 30}}}
+    out = S.readers_goals(status, "g", "r")
+    # informational: (3.0 + 3.4) / 2 - (3.5 + 3.7) / 2 = 3.2 - 3.6 = -.4: met
+    assert out["informational"]["gap"] == pytest.approx(-0.4)
+    assert out["informational"]["met"] is True
+    # relevant: (3.0 + 3.0) / 2 - 3.6 = -.6: not met
+    assert out["relevant"]["gap"] == pytest.approx(-0.6) and out["relevant"]["met"] is False
+    assert out["turns"] == {"grounded": 30, "rag": 30}
+    assert S.readers_goals(status, "g", "missing") == {}
