@@ -55,7 +55,7 @@ from typing import Any
 
 from rich.console import Console
 
-from _provenance import data_provenance, write_result
+from _hand_check import CONVERSATIONS, check_parser, read_rows, scored_items, write_check
 from freshwiki.benchmarks.simulated_chat import ConversationJudge, QuestionJudge, Turn
 from freshwiki.config import load_settings
 from freshwiki.evaluation import ResultsStore, default_results_path
@@ -85,32 +85,24 @@ def reply_hash(reply: str) -> str:
 def all_turns(store: Any, run_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
     """Every judged turn of ``run_ids`` by :func:`turn_key`, with its conversation and rating."""
     turns: dict[str, dict[str, Any]] = {}
-    for run_id in run_ids:
-        run = store.load_run(run_id)
-        system = run.info.label or f"{run.info.system}/{run.info.model}"
-        traces = {(sample_id, template): trace
-                  for sample_id, template, _, _, trace in store.traces(run.info.run_id)}
-        for item in run.items:
-            if item.scorer != SCORER:
-                continue
-            trace = traces.get((item.sample_id, item.template), {})
-            said = trace.get("turns", [])
-            for t, rating in enumerate(item.data.get("turns", []), start=1):
-                if t > len(said):
-                    break
-                key = turn_key(system, item.sample_id, t)
-                turns[key] = {
-                    "key": key, "run_id": run.info.run_id, "system": system,
-                    "sample_id": item.sample_id,
-                    "category": item.metadata.get("category", ""),
-                    "topic": item.metadata.get("title", item.sample_id),
-                    "today": trace.get("today", ""), "turn": t,
-                    "before": [{"user": s.get("user", ""), "reply": s.get("reply", "")}
-                               for s in said[:t - 1]],
-                    "user": said[t - 1].get("user", ""), "reply": said[t - 1].get("reply", ""),
-                    "judge": {**{d: int(rating[d]) for d in RATINGS},
-                              "temporally_correct": bool(rating["temporally_correct"])},
-                }
+    for run_id, system, item, trace in scored_items(store, run_ids, SCORER):
+        said = trace.get("turns", [])
+        for t, rating in enumerate(item.data.get("turns", []), start=1):
+            if t > len(said):
+                break
+            key = turn_key(system, item.sample_id, t)
+            turns[key] = {
+                "key": key, "run_id": run_id, "system": system,
+                "sample_id": item.sample_id,
+                "category": item.metadata.get("category", ""),
+                "topic": item.metadata.get("title", item.sample_id),
+                "today": trace.get("today", ""), "turn": t,
+                "before": [{"user": s.get("user", ""), "reply": s.get("reply", "")}
+                           for s in said[:t - 1]],
+                "user": said[t - 1].get("user", ""), "reply": said[t - 1].get("reply", ""),
+                "judge": {**{d: int(rating[d]) for d in RATINGS},
+                          "temporally_correct": bool(rating["temporally_correct"])},
+            }
     return turns
 
 
@@ -198,15 +190,14 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def read_labels(paths: Sequence[Path]) -> list[dict[str, Any]]:
     """Rating rows (``key``, ``reader``, the four 1-5 ratings, ``temporally_correct``)."""
-    rows = []
-    for path in paths:
-        for n, row in enumerate(_read_jsonl(path), start=1):
-            bad = [d for d in RATINGS if row.get(d) not in (1, 2, 3, 4, 5)]
-            if bad or not isinstance(row.get("temporally_correct"), bool) or not row.get("reader"):
-                raise SystemExit(f"{path}:{n}: needs a reader, 1-5 integers for "
-                                 f"{', '.join(RATINGS)} and a true/false temporally_correct")
-            rows.append(row)
-    return rows
+    def problem(row: dict[str, Any]) -> str | None:
+        bad = [d for d in RATINGS if row.get(d) not in (1, 2, 3, 4, 5)]
+        if bad or not isinstance(row.get("temporally_correct"), bool) or not row.get("reader"):
+            return (f"needs a reader, 1-5 integers for {', '.join(RATINGS)} and a true/false "
+                    "temporally_correct")
+        return None
+
+    return read_rows(paths, problem)
 
 
 def pair_agreement(a: Sequence[int], b: Sequence[int]) -> dict[str, Any]:
@@ -312,28 +303,12 @@ def cmd_score(args: argparse.Namespace) -> int:
         err.print(f"{name}: kappa " + ", ".join(
             f"{d} {cell[d]['kappa']:.2f}" if cell[d]["kappa"] is not None else f"{d} n/a"
             for d in RATINGS) + f" (n={cell[RATINGS[0]]['n']})")
-    data = data_provenance(
-        {"real": 1.0}, sample="out of sample (no part of the judge was fitted to these turns)",
-        sources="turns of simulated conversations about the WikiChat topic lists "
-                "(../shared/data/wikipedia/topics); ratings by the project maintainers (helper "
-                "sessions of an AI assistant, not independent human annotation)")
-    write_result(args.out, payload, data=data)
-    err.print(f"-> {args.out}")
+    write_check(args.out, payload, items="turns", console=err, sources=f"turns of {CONVERSATIONS}")
     return 0
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("sample", help="draw the turns to rate (seeded)")
-    p.add_argument("run_ids", nargs="+")
-    p.add_argument("--n", type=int, default=60)
-    p.add_argument("--seed", type=int, default=35)
-    p.add_argument("--exclude", type=Path, action="append", default=[],
-                   help="an earlier batch file whose turns are not drawn again (repeatable)")
-    p.add_argument("--out", type=Path, required=True)
-    p.set_defaults(func=cmd_sample)
+    parser, sub = check_parser(__doc__ or "", "turns", 60, cmd_sample)
     p = sub.add_parser("export", help="a reading file of the sampled turns, without ratings")
     p.add_argument("sample", type=Path)
     p.add_argument("run_ids", nargs="+")

@@ -46,7 +46,7 @@ from typing import Any
 
 from rich.console import Console
 
-from _provenance import data_provenance, write_result
+from _hand_check import CONVERSATIONS, check_parser, read_rows, scored_items, write_check
 from freshwiki.chat.query import time_intent_of
 from freshwiki.config import load_settings
 from freshwiki.evaluation import ResultsStore, default_results_path
@@ -73,32 +73,24 @@ def claim_key(run_id: str, sample_id: str, turn: int, index: int) -> str:
 def all_claims(store: ResultsStore, run_ids: Iterable[str]) -> list[dict[str, Any]]:
     """Every claim the factuality scorer judged in ``run_ids``, with its verdict and context."""
     claims = []
-    for run_id in run_ids:
-        run = store.load_run(run_id)
-        system = run.info.label or f"{run.info.system}/{run.info.model}"
-        traces = {(sample_id, template): trace
-                  for sample_id, template, _, _, trace in store.traces(run.info.run_id)}
-        for item in run.items:
-            if item.scorer != SCORER:
-                continue
-            trace = traces.get((item.sample_id, item.template), {})
-            turns = trace.get("turns", [])
-            for t, turn in enumerate(item.data.get("turns", []), start=1):
-                said = turns[t - 1] if t - 1 < len(turns) else {}
-                user, reply = said.get("user", ""), said.get("reply", "")
-                for c, check in enumerate(turn.get("claims", []), start=1):
-                    claims.append({
-                        "key": claim_key(run.info.run_id, item.sample_id, t, c),
-                        "run_id": run.info.run_id, "system": system,
-                        "sample_id": item.sample_id,
-                        "category": item.metadata.get("category", ""),
-                        "topic": item.metadata.get("title", item.sample_id),
-                        "turn": t, "user": user, "reply": reply,
-                        "today": trace.get("today", ""),
-                        "claim": check["claim"], "verdict": check["verdict"],
-                        "rationale": check.get("rationale", ""),
-                        "evidence": list(check.get("evidence", [])),
-                    })
+    for run_id, system, item, trace in scored_items(store, run_ids, SCORER):
+        turns = trace.get("turns", [])
+        for t, turn in enumerate(item.data.get("turns", []), start=1):
+            said = turns[t - 1] if t - 1 < len(turns) else {}
+            user, reply = said.get("user", ""), said.get("reply", "")
+            for c, check in enumerate(turn.get("claims", []), start=1):
+                claims.append({
+                    "key": claim_key(run_id, item.sample_id, t, c),
+                    "run_id": run_id, "system": system,
+                    "sample_id": item.sample_id,
+                    "category": item.metadata.get("category", ""),
+                    "topic": item.metadata.get("title", item.sample_id),
+                    "turn": t, "user": user, "reply": reply,
+                    "today": trace.get("today", ""),
+                    "claim": check["claim"], "verdict": check["verdict"],
+                    "rationale": check.get("rationale", ""),
+                    "evidence": list(check.get("evidence", [])),
+                })
     return claims
 
 
@@ -229,17 +221,8 @@ def _reading_file(keys: Sequence[str], found: dict[str, dict[str, Any]],
 
 def read_labels(paths: Sequence[Path]) -> list[dict[str, Any]]:
     """Label rows (``key``, ``label``, ``reason``, ``labeller``); a bad row names its line."""
-    rows = []
-    for path in paths:
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-            if not line.strip():
-                continue
-            row = json.loads(line)
-            if row.get("label") not in VERDICTS:
-                raise SystemExit(f"{path}:{n}: label {row.get('label')!r} is not one of "
-                                 f"{', '.join(VERDICTS)}")
-            rows.append(row)
-    return rows
+    return read_rows(paths, lambda row: None if row.get("label") in VERDICTS else
+                     f"label {row.get('label')!r} is not one of {', '.join(VERDICTS)}")
 
 
 def agreement(gold: Sequence[str], judged: Sequence[str]) -> dict[str, Any]:
@@ -337,28 +320,13 @@ def cmd_score(args: argparse.Namespace) -> int:
     err.print(f"{binary['n']} claims: binary accuracy {binary['accuracy']:.3f}, "
               f"kappa {binary['kappa']}, SUPPORTS P {binary['supports']['precision']} "
               f"R {binary['supports']['recall']}")
-    data = data_provenance(
-        {"real": 1.0}, sample="out of sample (no part of the judge was fitted to these claims)",
-        sources="claims from simulated conversations about the WikiChat topic lists "
-                "(../shared/data/wikipedia/topics), passages from the corpus index; labels by "
-                "the project maintainers (an AI assistant, not independent human annotation)")
-    write_result(args.out, payload, data=data)
-    err.print(f"-> {args.out}")
+    write_check(args.out, payload, items="claims", console=err,
+                sources=f"claims from {CONVERSATIONS}, passages from the corpus index")
     return 0
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("sample", help="draw the claims to read (seeded)")
-    p.add_argument("run_ids", nargs="+")
-    p.add_argument("--n", type=int, default=120)
-    p.add_argument("--seed", type=int, default=35)
-    p.add_argument("--exclude", type=Path, action="append", default=[],
-                   help="an earlier batch file whose claims are not drawn again (repeatable)")
-    p.add_argument("--out", type=Path, required=True)
-    p.set_defaults(func=cmd_sample)
+    parser, sub = check_parser(__doc__ or "", "claims", 120, cmd_sample)
     p = sub.add_parser("export", help="a reading file of the sampled claims, without verdicts")
     p.add_argument("sample", type=Path)
     p.add_argument("--out", type=Path, required=True)
