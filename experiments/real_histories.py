@@ -263,8 +263,10 @@ def check(sources: Sequence[Source], files: Path = FILES) -> list[str]:
 def label(source: Source, files: Path = FILES) -> dict[str, Any]:
     """Label one rebuilt history with freshwiki's labeller (articles only, default thresholds).
 
-    The labelled and discarded records go to ``files/labels/NAME/`` (for ``freshwiki edits
-    build --input``); the counts are returned.
+    The labelled and discarded records go to ``labels/NAME/`` beside ``files`` (for
+    ``freshwiki edits build --input``), not inside it: ``files`` is handed whole to ``freshwiki
+    edits label`` (``hellofresh_run.py --histories``), which reads every file in it as a
+    history; the counts are returned.
     """
     from freshwiki.changes.edits import Discarded, LabelReport, RecordWriter, label_history
 
@@ -273,7 +275,7 @@ def label(source: Source, files: Path = FILES) -> dict[str, Any]:
     if not path.is_file():
         raise HistoryError(f"{source.name}: {path} is missing (run `build` first)")
     report = LabelReport()
-    target = files / "labels" / source.name
+    target = files.parent / "labels" / source.name
     with (RecordWriter(target / "labelled.jsonl") as labelled,
           RecordWriter(target / "discarded.jsonl") as discarded):
         for outcome in label_history([path], report=report):
@@ -317,7 +319,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"{source.name}: {counts['revisions']} revisions, {counts['pages']} "
                       f"pages: accepted {counts['accepted']}, rejected {counts['rejected']}, "
                       f"discarded {counts['discarded']} {counts['discarded_by_reason']}")
-            summary = args.files / "labels" / "summary.json"
+            summary = args.files.parent / "labels" / "summary.json"
             summary.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n",
                                encoding="utf-8")
             total = {k: sum(r[k] for r in results)

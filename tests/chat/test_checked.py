@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from freshwiki.chat._evidence import PassageBook
-from freshwiki.chat._types import Evidence
+from freshwiki.chat._types import ChatMessage, Evidence
 from freshwiki.chat.checked import (
     OFF_TARGET,
     Line,
@@ -19,6 +19,7 @@ from freshwiki.chat.checked import (
     clauses,
     copied_from,
     disagreement,
+    earlier_turns,
     fallback_quote,
     is_abstention,
     is_fragment,
@@ -26,6 +27,8 @@ from freshwiki.chat.checked import (
     other_line,
     premise_lines,
     refuted_premise,
+    related_quote,
+    repeats_earlier,
     settle,
     split_answer,
     unmentioned,
@@ -361,3 +364,93 @@ def test_a_value_read_back_away_from_its_subject_is_released_in_the_passages_wor
         apply_rules(again, question, [lead], book)
         settle(again, [line], [read], question, [lead], book)
         assert again[0].status == "dropped"
+
+
+# Replies of the grounded chat's own simulated conversations (topics 1-6 of the WikiChat
+# evaluation), where readers rated a repeated sentence relevant 2 and non-repetitive 1, and the
+# re-asked question whose repeated answer they rated relevant 4.
+CLINGFISH = "Kopua vermiculata is a clingfish of the family Gobiesocidae, found only around Japan."
+FISH = Evidence("k", "Kopua vermiculata", (), CLINGFISH)
+METRO = Evidence("m", "Line 5 (Chennai Metro)", (), "x")
+STATUS = ("The current status of the Phase 2 Project of Chennai Metro is that it is under "
+          "construction and stretches from Madhavaram Milk Colony to Sholinganallur.")
+
+
+def test_an_earlier_sentence_for_another_question_is_a_repeat() -> None:
+    earlier = [("What is Kopua vermiculata's habitat?", CLINGFISH + " [1]")]
+    assert repeats_earlier(CLINGFISH, "What is Kopua vermiculata's diet?", earlier, [FISH])
+    # Asked again in other words: the same answer may be given again.
+    assert not repeats_earlier(CLINGFISH, "Where is Kopua vermiculata's habitat?", earlier,
+                               [FISH])
+    # A new sentence is no repeat, though it says where the fish lives again.
+    assert not repeats_earlier("Kopua vermiculata's natural habitat is only around Japan.",
+                               "What is Kopua vermiculata's natural habitat?", earlier, [FISH])
+    status = [("What is the current status of the Phase 2 Project of Chennai Metro?", STATUS)]
+    assert repeats_earlier(STATUS, "What are the key milestones in the construction of the "
+                           "Phase 2 Project of Chennai Metro?", status, [METRO])
+    assert not repeats_earlier(STATUS, "Could you please provide the current status of the "
+                               "Phase 2 Project of Chennai Metro?", status, [METRO])
+    # Half new: "will consist of 45 stations" was not said before.
+    assert not repeats_earlier(
+        "The current status of the Phase 2 Project of Chennai Metro is that it is under "
+        "construction and will consist of 45 stations, of which 6 are underground.",
+        "What are the key milestones of the Phase 2 Project?", status, [METRO])
+
+
+def test_a_repeat_is_dropped_by_the_rules() -> None:
+    history = [ChatMessage("user", "What is Kopua vermiculata's family?"),
+               ChatMessage("assistant", CLINGFISH + " [1]"),
+               ChatMessage("user", "What is Kopua vermiculata's diet?")]
+    earlier = earlier_turns(history)
+    assert earlier == [("What is Kopua vermiculata's family?", CLINGFISH + " [1]")]
+    [check] = split_answer(CLINGFISH, "What is Kopua vermiculata's diet?")
+    apply_rules([check], "What is Kopua vermiculata's diet?", [FISH], book_of(FISH), earlier)
+    assert check.status == "dropped" and "repeats an earlier reply" in check.reason
+    [check] = split_answer(CLINGFISH, "What is Kopua vermiculata's diet?")
+    apply_rules([check], "What is Kopua vermiculata's diet?", [FISH], book_of(FISH))
+    assert check.status == "copied"  # a first turn has nothing to repeat
+
+
+def test_after_i_dont_know_a_new_sentence_on_what_was_asked_is_quoted() -> None:
+    book = book_of(KAT)
+    quote = related_quote("When did KickassTorrents become the most visited directory?", [KAT],
+                          [], book)
+    assert quote is not None and quote.status == "copied" and quote.evidence == KAT
+    assert quote.released == (
+        "What they do say: “It was founded in 2008 and by November 2014, KAT became the most "
+        "visited BitTorrent directory in the world, overtaking The Pirate Bay, according to "
+        "the site's Alexa ranking.” [1]")
+    # Already said in the conversation: not offered again; the next best is ("directory").
+    said = [("When was KickassTorrents founded?", quote.text + " [1]")]
+    again = related_quote("When did KickassTorrents become the most visited directory?",
+                          [KAT], said, book)
+    assert again is not None and again.text.startswith("KickassTorrents (commonly abbreviated")
+    assert related_quote("When did KickassTorrents become the most visited directory?",
+                         [KAT], [*said, ("What was it?", again.text)], book) is None
+    # Mostly said already, in other words and order: not offered either.
+    told = [("Was KickassTorrents popular?", "By November 2014, KAT became the most visited "
+             "BitTorrent directory in the world, overtaking The Pirate Bay [1].")]
+    other = related_quote("When did KickassTorrents become the most visited directory?", [KAT],
+                          told, book)
+    assert other is not None and "founded in 2008" not in other.text
+    # Another article's passage is never offered ("generation" is not "general"), nor one of
+    # an article the question does not name.
+    drug = Evidence("c", "Cefepime", (), "Cefepime is a fourth-generation cephalosporin "
+                    "antibiotic used against many general infections.")
+    assert related_quote("What is the difference between a drug-related blackout and a "
+                         "general memory impairment?", [drug, KAT], [], book_of(drug)) is None
+    assert related_quote("When did KickassTorrents become the most visited directory?",
+                         [drug, KAT], [], book_of(drug, KAT)) is None
+    # Nothing in the passages touches what is asked (only the subject's name): no quote.
+    assert related_quote("Who owns KickassTorrents today?", [KAT], [], book) is None
+
+
+def test_a_second_i_dont_know_in_a_row_is_worded_differently() -> None:
+    first = abstain_text("fact", "q", (), [KAT])
+    again = abstain_text("fact", "q", (), [KAT], again=True)
+    assert again == ("That isn't in the passages I found (KickassTorrents) either, so I can't "
+                     "answer it.")
+    assert is_abstention(first) and is_abstention(again)
+    assert abstain_text("subject", "q", ["X 2031"], [KAT], again=True) == (
+        "I can't answer that one either: none of the Wikipedia passages I found is about "
+        "“X 2031” (the closest were KickassTorrents).")

@@ -239,6 +239,45 @@ async def test_a_follow_up_is_resolved_before_retrieval(chat_passages: list[Pass
     assert "It was a torrent site" not in answer.user  # earlier replies are left out
 
 
+async def test_a_repeated_answer_to_a_new_question_is_i_dont_know_with_a_new_quote(
+    chat_passages: list[Passage],
+) -> None:
+    # The model, asked something the passages do not answer, writes its earlier reply again
+    # (as the 1.5B model did in the simulated conversations). It is a copied sentence, which
+    # alone would be released; here it is dropped, and the "I don't know" offers the one
+    # sentence of the passage that shares a word with what is asked and was not said yet.
+    llm, _ = scripted_llm({
+        "query": js({"search": True, "query": "What happened to KickassTorrents' proxy servers?",
+                     "time": "none", "year": 0}),
+        "answer": OFFLINE,
+        "check": reads(),
+    })
+    history = [*user(KAT_Q), ChatMessage("assistant", OFFLINE[:-1] + " [1]."),
+               ChatMessage("user", "What happened to its proxy servers?")]
+    reply = await GroundedChat(llm, FakeIndex(chat_passages), today=TODAY).respond(history)
+    assert not reply.grounded
+    assert reply.text == (
+        "I don't know: the passages I found (KickassTorrents) don't say that, and I'd rather "
+        "not guess. What they do say: “The site's proxy servers were shut down by its staff at "
+        "the same time.” [1]")
+    assert [c.number for c in reply.citations] == [1]
+    assert any("repeats an earlier reply" in c.rationale for c in reply.trace.reply_checks)
+
+    # A second refusal in a row is not the first one word for word.
+    llm, _ = scripted_llm({
+        "query": js({"search": True, "query": "Who founded KickassTorrents?",
+                     "time": "none", "year": 0}),
+        "answer": "KickassTorrents was founded by Artem Vaulin in Kharkiv.",
+        "check": reads("Ukraine"),
+    })
+    history = [*user("Who owned KickassTorrents?"),
+               ChatMessage("assistant", "I don't know: the passages I found (KickassTorrents) "
+                                        "don't say that, and I'd rather not guess."),
+               ChatMessage("user", "Who founded it?")]
+    reply = await GroundedChat(llm, FakeIndex(chat_passages), today=TODAY).respond(history)
+    assert reply.text.startswith("That isn't in the passages I found (KickassTorrents")
+
+
 async def test_injected_passage_text_never_reaches_a_prompt(chat_passages: list[Passage]) -> None:
     evil = dataclasses.replace(
         chat_passages[0], id="evil", section_path=("Trivia",),

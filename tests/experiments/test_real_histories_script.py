@@ -193,7 +193,9 @@ def test_label_runs_the_labeller_and_writes_its_records(
     counts = R.label(source, target)
     assert counts["revisions"] == 2 and counts["pages"] == 1
     assert counts["accepted"] + counts["rejected"] + counts["discarded"] == 2
-    folder = target / "labels" / source.name
+    # Beside the rebuilt files, not among them: the folder of files is labelled whole.
+    assert not (target / "labels").exists()
+    folder = tmp_path / "labels" / source.name
     lines = (folder / "discarded.jsonl").read_text().splitlines()
     assert len(lines) == counts["discarded"]
     assert all(json.loads(line)["record"] == "discarded" for line in lines)

@@ -13,6 +13,8 @@ The checked mode keeps the good answer and adds the check on top:
 
    - a sentence copied word for word from a passage is released as it is, citing that passage;
    - an answer saying it does not know, or a sentence about the assistant, is not a claim;
+   - a sentence an earlier reply said already, now for a question that asks something else
+     (the fish's family again when its diet is asked), is dropped (:func:`repeats_earlier`);
    - otherwise the predicate check (:mod:`freshwiki.chat.predicate`) finds the passage and
      sentence that state its values with its subject. A sentence whose values no passage
      states with its subject is dropped; an aside holding the only unsupported value ("...
@@ -48,13 +50,16 @@ Then a refuted premise is stated first, with the evidence sentence quoted
 (``TurnTrace.removed`` and ``reply_checks``). When nothing passes, the evidence sentence a
 dropped sentence rested on is quoted word for word if its values and their reading held and
 only the wording failed (:func:`fallback_quote`); else the reply says "I don't know" and names
-the passages it found (``checked_abstain.j2``): nothing unchecked is ever shown, fallback text
-included.
+the passages it found (``checked_abstain.j2``, in other words when the previous reply was a
+refusal too), then quotes the sentence of those passages that shares most words with what
+was asked, if one does and the conversation has not had it (:func:`related_quote`): nothing
+unchecked is ever shown, fallback text included.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -115,7 +120,7 @@ _IDK = re.compile(
     r"(?i)\b(?:i (?:do not|don't) know|(?:do|does) not (?:say|state|mention|give|provide|"
     r"specify|contain|include)|(?:is|are) not (?:mentioned|stated|given|provided|specified)|"
     r"no (?:information|mention)|not (?:enough|sufficient) information|unable to (?:find|"
-    r"answer|determine)|(?:could|can)(?:not|n't) (?:find|answer|determine))")
+    r"answer|determine)|(?:couldn't|could not|can't|can’t|cannot) (?:find|answer|determine))")
 _MARKER = re.compile(r"\[\s*(\d+(?:\s*[,;]\s*\d+)*)\s*\]")
 _ASKS_WHY = re.compile(r"^\s*(?:why|how)\b", re.IGNORECASE)
 
@@ -298,15 +303,86 @@ def split_answer(answer: str, question: str) -> list[SentenceCheck]:
     return out
 
 
+Earlier = Sequence[tuple[str, str]]
+"""A conversation's earlier turns as (the user's message, the reply shown)."""
+
+REPEATED = "repeats an earlier reply, which answered another question"
+_SAID_SHARE = 0.85
+"""Share of a sentence's content words one earlier sentence must hold for it to count as said
+already: "is a clingfish of the family Gobiesocidae, found only around Japan" again, for a
+question about the fish's diet, is 100 %; an answer that adds a new fact to an old one is
+well under."""
+
+
+def earlier_turns(history: Sequence[ChatMessage]) -> list[tuple[str, str]]:
+    """The (question, reply) pairs before the current message."""
+    pairs = []
+    for before, after in itertools.pairwise(history[:-1]):
+        if before.role == "user" and after.role == "assistant":
+            pairs.append((before.content, after.content))
+    return pairs
+
+
+def _stems(text: str) -> set[str]:
+    """Content-word stems, a possessive's apostrophe dropped ("vermiculata's" is "vermiculata")."""
+    return {stem(w).strip("'’") for w in content_words(text) if w not in STOPWORDS}
+
+
+def asked_words(question: str, passages: Sequence[Evidence]) -> set[str]:
+    """What the question asks about besides its subject: its words, less the passages' titles.
+
+    "What is Kopua vermiculata's diet?" asks {diet}; "... family?" asks {family}: two
+    questions, though both name the fish.
+    """
+    titles = {w for e in passages for w in _stems(e.title)}
+    return {w.strip("'’") for w in _question_words(question)} - titles
+
+
+def said_before(text: str, earlier: Earlier) -> str | None:
+    """The earlier question whose reply already said ``text`` (near word for word), if any."""
+    words = _stems(text)
+    if len(words) < 3:
+        return None
+    for asked, reply in earlier:
+        for sentence in split_sentences(strip_markers(reply)):
+            if len(words & _stems(sentence.text)) >= _SAID_SHARE * len(words):
+                return asked
+    return None
+
+
+def repeats_earlier(text: str, question: str, earlier: Earlier,
+                    passages: Sequence[Evidence]) -> bool:
+    """Whether ``text`` is an earlier reply's sentence again, for a question it did not answer.
+
+    Measured on six simulated conversations: asked about a fish's diet, a blackout's usual
+    drugs or a church body's present state, the model wrote the earlier turn's sentence again
+    (the family and range, the definition, the founding), and readers rated those turns
+    relevant 2, non-repetitive 1. A question asked again in other words ("the current status of
+    the Red Line 5" after "... of Phase 2") may be answered again: when at least half of what
+    it asks was asked in the turn that said the sentence.
+    """
+    asked = said_before(text, earlier)
+    if asked is None:
+        return False
+    now = asked_words(question, passages)
+    if not now:
+        return False
+    then = asked_words(asked, passages)
+    return 2 * len(now & then) < len(now)
+
+
 def apply_rules(checks: Sequence[SentenceCheck], question: str, passages: Sequence[Evidence],
-                book: PassageBook) -> None:
-    """The rule stage (no model call): abstentions, copies, and the predicate check."""
+                book: PassageBook, earlier: Earlier = ()) -> None:
+    """The rule stage (no model call): abstentions, copies, repeats and the predicate check."""
     for check in checks:
         if is_abstention(check.text):
             check.status, check.reason = "abstain", "the answer says the passages do not say"
             continue
         if about_itself(check.text):
             check.status, check.reason = "abstain", "about the assistant, not the question"
+            continue
+        if earlier and repeats_earlier(check.text, question, earlier, passages):
+            check.status, check.reason = "dropped", REPEATED
             continue
         source = copied_from(check.text, passages)
         if source is not None:
@@ -941,15 +1017,63 @@ def _question_words(question: str) -> set[str]:
 
 
 def abstain_text(reason: Literal["no_passages", "subject", "fact"], question: str,
-                 missing: Sequence[str], passages: Sequence[Evidence]) -> str:
-    """The "I don't know" reply (a template: nothing in it is unchecked model text)."""
+                 missing: Sequence[str], passages: Sequence[Evidence], *,
+                 again: bool = False) -> str:
+    """The "I don't know" reply (a template: nothing in it is unchecked model text).
+
+    ``again``: the previous reply was an "I don't know" too, and is not repeated word for word
+    (readers called the second identical refusal in a row formulaic and repetitive).
+    """
     subject = " ".join(question.split())
     titles: list[str] = []
     for evidence in passages:
         if evidence.title not in titles:
             titles.append(evidence.title)
     return prompt("checked_abstain", reason=reason, subject=subject[:120],
-                  missing=[f"“{m}”" for m in missing], titles=titles[:3])
+                  missing=[f"“{m}”" for m in missing], titles=titles[:3], again=again)
+
+
+def related_quote(question: str, about: Sequence[Evidence], earlier: Earlier,
+                  book: PassageBook) -> SentenceCheck | None:
+    """A sentence of the passages about the subject that touches the question, not yet said.
+
+    Offered after an "I don't know" about a covered subject ("... they don't say who produced
+    it. What they do say: “...”"), quoted word for word, so it is checked by construction.
+    Only from the best passage's article, and only when the question names that article
+    (a question that names nothing has every retrieved passage "about" it: an antibiotic's
+    lead was offered for a question on blackouts, through "generation" for "general").
+    The bare refusal told readers nothing (informational 1 on every one of 18 such turns);
+    the quote must share a word of what is asked (not only the subject's name), so an
+    unrelated passage is never offered as an answer, and at least half its words must be new
+    to the conversation: asked who produced Yaeji's song, the lead's first sentence ("...
+    American singer, DJ, and producer based in Brooklyn") was the best match, and the first
+    reply had said all of it but her birth date.
+    """
+    if not about or not _stems(about[0].title) & _stems(question):
+        return None  # the best passage's article is not one the question names
+    article = [e for e in about if e.title == about[0].title]
+    asked = asked_words(question, article)
+    if not asked:
+        return None
+    known = {w for pair in earlier for w in _stems(strip_markers(pair[1]))}
+    best: tuple[int, int, str, Evidence] | None = None
+    for rank, evidence in enumerate(article):
+        for sentence in split_sentences(evidence.text):
+            text = " ".join(sentence.text.split())
+            words = _stems(text)
+            if len(text.split()) < 5 or 2 * len(words - known) < len(words):
+                continue  # short, or mostly said already (a lead's first line, once more)
+            hits = len(asked & words)
+            if hits and (best is None or (hits, -rank) > (best[0], best[1])):
+                best = (hits, -rank, text, evidence)
+    if best is None:
+        return None
+    _, _, text, evidence = best
+    quoted = SentenceCheck(0, text, text, text, status="copied", evidence=evidence,
+                           reason="quoted after an \"I don't know\": a sentence of a passage "
+                                  "about the subject that shares a word with the question")
+    quoted.released = f"What they do say: “{text.rstrip('.')}.” [{book.number(evidence)}]"
+    return quoted
 
 
 def markers_of(text: str) -> list[int]:

@@ -7,10 +7,12 @@ sentence before it is shown (:mod:`freshwiki.chat.checked`)::
                           │ yes
                           ▼
              answer call (passages + question) ─► rules per sentence (copied? values stated
-             with their subject?) ─► one check call on the same prefix (cloze reading of
-             each value, the question's premises, another passage of the same article)
-             ─► release / correct / drop each sentence ─► premise note, conflict note
-             ─► nothing released: "I don't know", naming the passages found
+             with their subject? an earlier reply's sentence for another question?) ─► one
+             check call on the same prefix (cloze reading of each value, the question's
+             premises, another passage of the same article) ─► release / correct / drop each
+             sentence ─► premise note, conflict note ─► nothing released: "I don't know",
+             naming the passages found, then a sentence of theirs that touches the question
+             and is new to the conversation, quoted (if one is)
 
 Two calls for a first question (a follow-up adds the query call that resolves it), both on
 the same system prompt and passages, so llama.cpp evaluates the evidence once. Sentences are
@@ -416,6 +418,7 @@ class GroundedChat:
         if not covered.covered:
             yield self._abstain(turn, "subject", question, covered.missing, passages)
             return
+        earlier = ck.earlier_turns(turn.history)
         entries = ck.passage_entries(passages, turn.book)
         premises = ck.premise_spans(question, covered)
         checks: list[ck.SentenceCheck] = []
@@ -432,7 +435,7 @@ class GroundedChat:
                 continue
             done = ck.split_answer("".join(answer), question)[:-1]  # the last may go on
             for check in done[len(checks):]:
-                ck.apply_rules([check], question, passages, turn.book)
+                ck.apply_rules([check], question, passages, turn.book, earlier)
                 checks.append(check)
             while released < len(checks) and checks[released].status != "pending":
                 for piece in self._release(turn, checks[released]):
@@ -448,7 +451,7 @@ class GroundedChat:
                      if early.raw != late.raw), min(len(checks), len(final)))
         checks = checks[:max(same, released)]
         for check in final[len(checks):]:
-            ck.apply_rules([check], question, passages, turn.book)
+            ck.apply_rules([check], question, passages, turn.book, earlier)
             checks.append(check)
         started = time.perf_counter()
         lines = [*ck.value_lines(checks, question),
@@ -490,6 +493,12 @@ class GroundedChat:
             if quoted is None:
                 yield self._abstain(turn, "fact", question, ck.unmentioned(question, passages),
                                     covered.about)
+                related = ck.related_quote(question, covered.about, earlier, turn.book)
+                if related is not None:
+                    turn.reply_checks.append(related.as_check())
+                    yield turn.emit(" ")  # the rewriter drops a space its stream starts with
+                    for piece in self._release(turn, related):
+                        yield piece
                 return
             turn.reply_checks.append(quoted.as_check())
             for piece in self._release(turn, quoted):
@@ -519,7 +528,9 @@ class GroundedChat:
                  question: str, missing: Sequence[str], passages: Sequence[Evidence]) -> str:
         """The "I don't know" reply (a template), emitted whole."""
         turn.grounded = False
-        return turn.emit(ck.abstain_text(reason, question, missing, passages))
+        before = [m.content for m in turn.history[:-1] if m.role == "assistant"]
+        again = bool(before) and ck.is_abstention(before[-1])
+        return turn.emit(ck.abstain_text(reason, question, missing, passages, again=again))
 
     def _conflict_notes(self, turn: _Turn, checks: Sequence[ck.SentenceCheck],
                         lines: Sequence[ck.Line], read: Sequence[str], question: str,
