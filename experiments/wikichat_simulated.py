@@ -163,17 +163,19 @@ def validation_status() -> dict[str, Any]:
             "file": str(CHECK.relative_to(ROOT)), "commit": check.get("commit")}
 
 
-def conversationality_status() -> dict[str, Any]:
+def conversationality_status(readers: Path | None = None) -> dict[str, Any]:
     """What the check against turns rated by hand says of the conversationality judge.
 
     ``agrees`` needs at least :data:`TURNS_MIN` turns and the judge's kappa with each reader
     at least :data:`KAPPA_MIN` on every dimension. The readers' own means per system are
     carried over: where the judge does not agree, they are the ratings to read (for the turns
-    they rated).
+    they rated). ``readers``: the check whose means are carried, when it is not the judge's
+    check (the turns of the runs in the table, read after a change of the chat).
     """
     if not CONVERSATIONALITY_CHECK.is_file():
         return {"turns_rated": 0, "status": "unvalidated (no turns rated by hand yet)"}
     check = json.loads(CONVERSATIONALITY_CHECK.read_text(encoding="utf-8"))
+    means = check if readers is None else json.loads(readers.read_text(encoding="utf-8"))
     with_judge = {pair: cell for pair, cell in check.get("pairs", {}).items()
                   if pair.endswith("~ judge")}
     n = min((cell[RATINGS[0]]["n"] for cell in with_judge.values()), default=0)
@@ -192,8 +194,10 @@ def conversationality_status() -> dict[str, Any]:
                 system: {rater: {d: cell[d]["mean"] for d in RATINGS}
                          for rater, cell in row.items() if rater not in ("turns", "judge")}
                 | {"turns": row["turns"]}
-                for system, row in check.get("by_system", {}).items()},
+                for system, row in means.get("by_system", {}).items()},
+            "readers_runs": means.get("runs"),
             "file": str(CONVERSATIONALITY_CHECK.relative_to(ROOT)),
+            "readers_file": str((readers or CONVERSATIONALITY_CHECK).resolve().relative_to(ROOT)),
             "commit": check.get("commit")}
 
 
@@ -227,6 +231,10 @@ def main() -> int:
                         help="only the eval set's run with this label (repeatable), e.g. the "
                              "finished runs while another is still going in another process")
     parser.add_argument("--out", type=Path, default=RESULT)
+    parser.add_argument("--readers", type=Path, default=None,
+                        help="the conversationality check whose readers' means to carry "
+                        "(default: the judge's check); a `score` of the table's own runs' "
+                        "turns when the chat changed after the judge's check was read")
     args = parser.parse_args()
 
     settings = load_settings().settings
@@ -254,7 +262,7 @@ def main() -> int:
             tables[label] = tabulate(store.load_run(summary.info.run_id))
     labels = {r["system"] + ("/" + str(r["options"].get("mode")) if r["options"].get("mode")
                              else ""): r["label"] for r in runs}
-    conversational = conversationality_status()
+    conversational = conversationality_status(args.readers)
     result = {
         "evalset": str(args.evalset.resolve().relative_to(ROOT)),
         "limit": args.limit if args.limit is not None else eval_set.runs[0].limit,

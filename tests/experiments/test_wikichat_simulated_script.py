@@ -229,6 +229,23 @@ def test_conversationality_status_needs_50_turns_and_kappa_at_least_04_everywher
     assert out["kappa_with_readers"]["reader B ~ judge"]["natural"] == pytest.approx(kappa + 0.2)
 
 
+def test_the_readers_means_can_come_from_a_later_check(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    judge_check = _conversationality_check(tmp_path, 0.1, 105)
+    later = tmp_path / "later.json"
+    means = {d: {"mean": 4.0} for d in S.RATINGS}
+    later.write_text(json.dumps({"runs": ["new1"], "by_system": {
+        "sim · grounded": {"turns": 15, "reader A": means, "reader B": means, "judge": means}}}))
+    monkeypatch.setattr(S, "CONVERSATIONALITY_CHECK", judge_check)
+    monkeypatch.setattr(S, "ROOT", tmp_path)
+    out = S.conversationality_status(later)
+    # the judge's status is the judge's check's; the means are the later check's
+    assert out["status"].startswith("disagrees with the readers (105 turns")
+    assert set(out["readers_by_system"]) == {"sim · grounded"}
+    assert out["readers_by_system"]["sim · grounded"]["reader A"]["relevant"] == 4.0
+    assert out["readers_runs"] == ["new1"] and out["readers_file"] == "later.json"
+
+
 def test_conversationality_status_without_a_check(tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(S, "CONVERSATIONALITY_CHECK", tmp_path / "none.json")
