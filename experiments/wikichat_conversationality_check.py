@@ -24,7 +24,9 @@ Three steps, run from the repository root::
 
 A turn is named by system label, conversation and turn number, not by run id: run ids change
 with the code while the (cached) conversation does not; ``score`` checks that the reply the
-judge rated is the one the readers read (its hash is in the sample file).
+judge rated is the one the readers read (its hash is in the sample file). Runs of two versions
+of the chat can be passed together to ``export`` and ``score``: each sampled turn is taken from
+the run that holds its reply (``sample`` wants runs of one version).
 
 Besides kappa (the paper's statistic, on the five levels), ``score`` gives exact and
 within-one agreement and each rater's mean per system: whether the readers see the same gap
@@ -122,6 +124,20 @@ def _turns_of(run_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         return all_turns(store, [store.resolve_run_id(r) for r in run_ids])
 
 
+def _versions_of(run_ids: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+    """Every run's version of each turn.
+
+    A turn key names a system's conversation and turn, and two versions of the chat (two
+    runs) may hold different replies under one key.
+    """
+    versions: dict[str, list[dict[str, Any]]] = {}
+    with _store() as store:
+        for run_id in run_ids:
+            for key, turn in all_turns(store, [store.resolve_run_id(run_id)]).items():
+                versions.setdefault(key, []).append(turn)
+    return versions
+
+
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
             if line.strip()]
@@ -148,20 +164,27 @@ def cmd_sample(args: argparse.Namespace) -> int:
     return 0
 
 
-def _checked(sample: Sequence[dict[str, Any]], turns: dict[str, dict[str, Any]]
+def _checked(sample: Sequence[dict[str, Any]], versions: dict[str, list[dict[str, Any]]]
              ) -> list[dict[str, Any]]:
-    """The sampled turns, each found in ``turns`` with the very reply that was sampled."""
-    missing = [row["key"] for row in sample if row["key"] not in turns]
+    """The sampled turns, each found in some run with the very reply that was sampled.
+
+    Runs of several versions of the chat may be passed together: each sampled turn is taken
+    from the run whose reply has the sample's hash.
+    """
+    missing = [row["key"] for row in sample if row["key"] not in versions]
     if missing:
         raise SystemExit(f"{len(missing)} sampled turns are not in these runs (first: "
                          f"{missing[0]}); pass the runs they were drawn from, or import their "
                          "bundle (`freshwiki runs import`)")
-    other = [row["key"] for row in sample
-             if reply_hash(turns[row["key"]]["reply"]) != row["reply_sha"]]
-    if other:
-        raise SystemExit(f"{len(other)} sampled turns have another reply in these runs (first: "
-                         f"{other[0]}): not the conversation that was sampled")
-    return [turns[row["key"]] for row in sample]
+    found = []
+    for row in sample:
+        same = [t for t in versions[row["key"]] if reply_hash(t["reply"]) == row["reply_sha"]]
+        if not same:
+            raise SystemExit(f"sampled turn {row['key']} has another reply in every run given: "
+                             "not the conversation that was sampled; pass the run it was "
+                             "drawn from")
+        found.append(same[0])
+    return found
 
 
 def reading_file(turns: Sequence[dict[str, Any]]) -> list[str]:
@@ -182,7 +205,7 @@ def reading_file(turns: Sequence[dict[str, Any]]) -> list[str]:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    turns = _checked(_read_jsonl(args.sample), _turns_of(args.run_ids))
+    turns = _checked(_read_jsonl(args.sample), _versions_of(args.run_ids))
     args.out.write_text("\n".join(reading_file(turns)), encoding="utf-8")
     err.print(f"{len(turns)} turns -> {args.out} (no system names, no ratings)")
     return 0
@@ -282,7 +305,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     samples = [row for path in args.samples for row in _read_jsonl(path)]
     labelled = {row["key"] for row in labels}
     turns = {t["key"]: t for t in _checked([s for s in samples if s["key"] in labelled],
-                                             _turns_of(args.run_ids))}
+                                             _versions_of(args.run_ids))}
     unknown = labelled - set(turns)
     if unknown:
         raise SystemExit(f"{len(unknown)} labelled turns are in no sample file (first: "

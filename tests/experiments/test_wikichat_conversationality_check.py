@@ -68,10 +68,17 @@ def test_the_reading_file_hides_the_system_and_the_ratings() -> None:
 
 def test_a_sampled_turn_whose_reply_changed_stops_the_script() -> None:
     turns = C.all_turns(_store(), ["run1"])
+    turn = turns["sim · rag|head/X|t1"]
     row = {"key": "sim · rag|head/X|t1", "reply_sha": C.reply_hash("A1.")}
-    assert C._checked([row], turns) == [turns["sim · rag|head/X|t1"]]
+    assert C._checked([row], {k: [t] for k, t in turns.items()}) == [turn]
     with pytest.raises(SystemExit, match="another reply"):
-        C._checked([{**row, "reply_sha": C.reply_hash("Another.")}], turns)
+        C._checked([{**row, "reply_sha": C.reply_hash("Another.")}],
+                   {k: [t] for k, t in turns.items()})
+    # Two versions of the chat under one key: the one with the sampled reply is taken.
+    later = {**turn, "run_id": "run2", "reply": "Another."}
+    both = {"sim · rag|head/X|t1": [later, turn]}
+    assert C._checked([row], both) == [turn]
+    assert C._checked([{**row, "reply_sha": C.reply_hash("Another.")}], both) == [later]
 
 
 def test_draw_is_seeded_and_takes_n() -> None:
