@@ -319,6 +319,7 @@ def cmd_score(args: argparse.Namespace) -> int:
                "samples": [str(p) for p in args.samples],
                "batches": args.batches, "rated_afresh": args.rate, "model": args.model,
                "runs": sorted({turns[k]["run_id"] for k in labelled}),
+               "conversations": sorted({turns[k]["sample_id"] for k in labelled}),
                **compare(labels, turns, extra)}
     if args.rate:
         payload["afresh"] = extra[f"judge:{args.rate}"]
