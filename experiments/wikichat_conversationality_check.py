@@ -259,7 +259,12 @@ def compare(labels: Sequence[dict[str, Any]], turns: dict[str, dict[str, Any]],
     """
     ratings: dict[str, dict[str, dict[str, Any]]] = {"judge": {}}
     for row in labels:
-        ratings.setdefault(row["reader"], {})[row["key"]] = row
+        mine = ratings.setdefault(row["reader"], {})
+        if row["key"] in mine:
+            raise SystemExit(f"{row['reader']} rated {row['key']} twice (batches "
+                             f"{mine[row['key']].get('batch')} and {row.get('batch')}: two "
+                             "versions of the chat under one key); pick one with --batches")
+        mine[row["key"]] = row
     for key in {row["key"] for row in labels}:
         ratings["judge"][key] = turns[key]["judge"]
     judges = ["judge", *sorted(extra or {})]

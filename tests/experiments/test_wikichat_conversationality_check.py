@@ -6,6 +6,7 @@ Every expected figure is worked out by hand in a comment.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Any
 
 import pytest
@@ -120,6 +121,15 @@ def test_compare_pairs_every_rater_and_means_per_system() -> None:
     assert system["turns"] == 1
     assert (system["A"]["relevant"]["mean"], system["B"]["relevant"]["mean"],
             system["judge"]["relevant"]["mean"]) == (5, 4, 5)
+
+
+def test_one_reader_rating_one_turn_twice_stops_the_comparison() -> None:
+    turns = C.all_turns(_store(), ["run1"])
+    labels = [{"key": "sim · rag|head/X|t1", "reader": "A", "batch": 3, **_rating(5, 4, 4, 5)},
+              {"key": "sim · rag|head/X|t1", "reader": "A", "batch": 5, **_rating(3, 1, 3, 5)}]
+    with pytest.raises(SystemExit,
+                       match=re.escape("rated sim · rag|head/X|t1 twice (batches 3 and 5")):
+        C.compare(labels, turns)
 
 
 def test_compare_takes_a_judge_rated_afresh_as_one_more_rater() -> None:
