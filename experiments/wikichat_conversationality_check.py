@@ -50,6 +50,7 @@ import datetime as dt
 import hashlib
 import json
 import random
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -307,10 +308,18 @@ def cmd_score(args: argparse.Namespace) -> int:
         labels = [row for row in labels if row.get("batch") in args.batches]
         if not labels:
             raise SystemExit(f"no labels of batches {args.batches} in {args.labels}")
-    samples = [row for path in args.samples for row in _read_jsonl(path)]
     labelled = {row["key"] for row in labels}
-    turns = {t["key"]: t for t in _checked([s for s in samples if s["key"] in labelled],
-                                             _versions_of(args.run_ids))}
+    wanted = {(row["key"], row.get("batch")) for row in labels}
+    picked: dict[str, dict[str, Any]] = {}
+    for path in args.samples:
+        # A sample file's batch is in its name (batch4.jsonl); a key drawn again in a later
+        # batch (another version of the chat) is taken from the batch its labels are of.
+        number = re.fullmatch(r"batch(\d+)", path.stem)
+        batch = int(number.group(1)) if number else None
+        for row in _read_jsonl(path):
+            if (row["key"], batch) in wanted or (batch is None and row["key"] in labelled):
+                picked[row["key"]] = row
+    turns = {t["key"]: t for t in _checked(list(picked.values()), _versions_of(args.run_ids))}
     unknown = labelled - set(turns)
     if unknown:
         raise SystemExit(f"{len(unknown)} labelled turns are in no sample file (first: "
