@@ -26,7 +26,14 @@ A turn is named by system label, conversation and turn number, not by run id: ru
 with the code while the (cached) conversation does not; ``score`` checks that the reply the
 judge rated is the one the readers read (its hash is in the sample file). Runs of two versions
 of the chat can be passed together to ``export`` and ``score``: each sampled turn is taken from
-the run that holds its reply (``sample`` wants runs of one version).
+the run that holds its reply (``sample`` wants runs of one version). A key drawn again after the
+chat changed has ratings of two replies: ``score --latest`` keeps each reader's rating from the
+latest batch (the current version), ``--systems`` keeps the labels of some systems, e.g. the
+readers' means for the Table 1 runs::
+
+    .venv/bin/python experiments/wikichat_conversationality_check.py score RAG_RUN GROUNDED_RUN \
+        --systems 'wikichat-sim · rag' 'wikichat-sim · grounded (default mode)' --latest \
+        --out experiments/results/wikichat_conversationality_table1.json
 
 Besides kappa (the paper's statistic, on the five levels), ``score`` gives exact and
 within-one agreement and each rater's mean per system: whether the readers see the same gap
@@ -302,12 +309,32 @@ def _mean_ci(values: Sequence[int]) -> dict[str, Any]:
             "ci": [interval.low, interval.high] if interval else None}
 
 
+def latest(labels: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each reader's rating of each turn from its latest batch (the chat's latest version).
+
+    A turn key drawn again after the chat changed holds the new reply; its earlier ratings
+    are of a reply the runs no longer give.
+    """
+    kept: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in labels:
+        mark = (row["reader"], row["key"])
+        if mark not in kept or (row.get("batch") or 0) > (kept[mark].get("batch") or 0):
+            kept[mark] = row
+    return list(kept.values())
+
+
 def cmd_score(args: argparse.Namespace) -> int:
     labels = read_labels(args.labels)
     if args.batches:
         labels = [row for row in labels if row.get("batch") in args.batches]
         if not labels:
             raise SystemExit(f"no labels of batches {args.batches} in {args.labels}")
+    if args.systems:
+        labels = [row for row in labels if row["key"].split("|", 1)[0] in args.systems]
+        if not labels:
+            raise SystemExit(f"no labels of systems {args.systems} in {args.labels}")
+    if args.latest:
+        labels = latest(labels)
     labelled = {row["key"] for row in labels}
     wanted = {(row["key"], row.get("batch")) for row in labels}
     picked: dict[str, dict[str, Any]] = {}
@@ -331,7 +358,8 @@ def cmd_score(args: argparse.Namespace) -> int:
             rate_afresh([turns[k] for k in sorted(turns)], args.rate, args.model))
     payload = {"labels": [str(p) for p in args.labels],
                "samples": [str(p) for p in args.samples],
-               "batches": args.batches, "rated_afresh": args.rate, "model": args.model,
+               "batches": args.batches, "systems": args.systems, "latest": args.latest,
+               "rated_afresh": args.rate, "model": args.model,
                "runs": sorted({turns[k]["run_id"] for k in labelled}),
                "conversations": sorted({turns[k]["sample_id"] for k in labelled}),
                **compare(labels, turns, extra)}
@@ -360,6 +388,11 @@ def main() -> int:
     p.add_argument("--labels", type=Path, action="append", default=None)
     p.add_argument("--batches", type=int, nargs="+", default=None,
                    help="only the labels of these batch numbers")
+    p.add_argument("--systems", nargs="+", default=None, metavar="LABEL",
+                   help="only the labels of these system labels")
+    p.add_argument("--latest", action="store_true",
+                   help="each reader's latest rating of each turn (a turn drawn again after "
+                   "the chat changed): the current version's turns")
     p.add_argument("--rate", choices=("rubric", "per-question"), default=None,
                    help="also rate the labelled turns afresh with this judge")
     p.add_argument("--model", default=None,

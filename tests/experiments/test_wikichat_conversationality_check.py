@@ -144,3 +144,12 @@ def test_compare_takes_a_judge_rated_afresh_as_one_more_rater() -> None:
     cell = out["pairs"]["A ~ judge:per-question"]["informational"]
     assert (cell["exact"], cell["within_one"], cell["mean_difference"]) == (0.0, 1.0, -1.0)
     assert out["pairs"]["A ~ judge:per-question"]["relevant"]["exact"] == 1.0
+
+
+def test_latest_keeps_each_readers_rating_of_the_turns_latest_version() -> None:
+    rows = [{"key": "k1", "reader": "A", "batch": 1, "relevant": 2},
+            {"key": "k1", "reader": "A", "batch": 5, "relevant": 3},
+            {"key": "k1", "reader": "B", "batch": 1, "relevant": 4},
+            {"key": "k2", "reader": "A", "batch": 4, "relevant": 5}]
+    kept = sorted((r["reader"], r["key"], r["batch"]) for r in C.latest(rows))
+    assert kept == [("A", "k1", 5), ("A", "k2", 4), ("B", "k1", 1)]
