@@ -51,9 +51,9 @@ Then a refuted premise is stated first, with the evidence sentence quoted
 dropped sentence rested on is quoted word for word if its values and their reading held and
 only the wording failed (:func:`fallback_quote`); else the reply says "I don't know" and names
 the passages it found (``checked_abstain.j2``, in other words when the previous reply was a
-refusal too), then quotes the sentence of those passages that shares most words with what
-was asked, if one does and the conversation has not had it (:func:`related_quote`): nothing
-unchecked is ever shown, fallback text included.
+refusal too), then quotes the sentence of the named article's passages that shares most words
+with what was asked, if one shares any and is mostly new to the conversation
+(:func:`related_quote`): nothing unchecked is ever shown, fallback text included.
 """
 
 from __future__ import annotations
@@ -1042,7 +1042,7 @@ def related_quote(question: str, about: Sequence[Evidence], earlier: Earlier,
     Only from the best passage's article, and only when the question names that article
     (a question that names nothing has every retrieved passage "about" it: an antibiotic's
     lead was offered for a question on blackouts, through "generation" for "general").
-    The bare refusal told readers nothing (informational 1 on every one of 18 such turns);
+    The bare refusal told readers nothing (both rated informational 1 on each of its 9 turns);
     the quote must share a word of what is asked (not only the subject's name), so an
     unrelated passage is never offered as an answer, and at least half its words must be new
     to the conversation: asked who produced Yaeji's song, the lead's first sentence ("...
