@@ -19,7 +19,14 @@ import pytest
 from freshwiki.chat import ChatEngine, ChatError, ChatMessage, GroundedChat, Reply
 from freshwiki.llm import LLM, Message
 from freshwiki.records import Passage
-from tests.chat.fakes import FakeIndex, RoutingBackend, js, overlapping, scripted_llm
+from tests.chat.fakes import (
+    FakeIndex,
+    RoutingBackend,
+    StageScript,
+    js,
+    overlapping,
+    scripted_llm,
+)
 
 TODAY = "2024-06-01"
 KAT_Q = "When did KickassTorrents go offline?"
@@ -39,6 +46,15 @@ def lines_of(messages: Sequence[Message]) -> list[str]:
 
 def reads(*values: str) -> str:
     return js({"answers": list(values)})
+
+
+def follow_up_llm(query: str, answer: str, check: str) -> tuple[LLM, StageScript]:
+    """A scripted model for a follow-up turn: the resolved query, the answer, the reading."""
+    return scripted_llm({
+        "query": js({"search": True, "query": query, "time": "none", "year": 0}),
+        "answer": answer,
+        "check": check,
+    })
 
 
 # -- checked mode ------------------------------------------------------------------------
@@ -221,12 +237,9 @@ async def test_a_swapped_doer_is_put_right(chat_passages: list[Passage]) -> None
 
 
 async def test_a_follow_up_is_resolved_before_retrieval(chat_passages: list[Passage]) -> None:
-    llm, script = scripted_llm({
-        "query": js({"search": True, "query": "When did KickassTorrents go offline?",
-                     "time": "none", "year": 0}),
-        "answer": "KickassTorrents went offline on 20 July 2016.",
-        "check": reads("20 July 2016"),
-    })
+    llm, script = follow_up_llm("When did KickassTorrents go offline?",
+                                "KickassTorrents went offline on 20 July 2016.",
+                                reads("20 July 2016"))
     history = [*user("Tell me about KickassTorrents."),
                ChatMessage("assistant", "It was a torrent site [1]."),
                ChatMessage("user", "When did it go offline?")]
@@ -246,12 +259,7 @@ async def test_a_repeated_answer_to_a_new_question_is_i_dont_know_with_a_new_quo
     # (as the 1.5B model did in the simulated conversations). It is a copied sentence, which
     # alone would be released; here it is dropped, and the "I don't know" offers the one
     # sentence of the passage that shares a word with what is asked and was not said yet.
-    llm, _ = scripted_llm({
-        "query": js({"search": True, "query": "What happened to KickassTorrents' proxy servers?",
-                     "time": "none", "year": 0}),
-        "answer": OFFLINE,
-        "check": reads(),
-    })
+    llm, _ = follow_up_llm("What happened to KickassTorrents' proxy servers?", OFFLINE, reads())
     history = [*user(KAT_Q), ChatMessage("assistant", OFFLINE[:-1] + " [1]."),
                ChatMessage("user", "What happened to its proxy servers?")]
     reply = await GroundedChat(llm, FakeIndex(chat_passages), today=TODAY).respond(history)
@@ -264,12 +272,9 @@ async def test_a_repeated_answer_to_a_new_question_is_i_dont_know_with_a_new_quo
     assert any("repeats an earlier reply" in c.rationale for c in reply.trace.reply_checks)
 
     # A second refusal in a row is not the first one word for word.
-    llm, _ = scripted_llm({
-        "query": js({"search": True, "query": "Who founded KickassTorrents?",
-                     "time": "none", "year": 0}),
-        "answer": "KickassTorrents was founded by Artem Vaulin in Kharkiv.",
-        "check": reads("Ukraine"),
-    })
+    llm, _ = follow_up_llm("Who founded KickassTorrents?",
+                           "KickassTorrents was founded by Artem Vaulin in Kharkiv.",
+                           reads("Ukraine"))
     history = [*user("Who owned KickassTorrents?"),
                ChatMessage("assistant", "I don't know: the passages I found (KickassTorrents) "
                                         "don't say that, and I'd rather not guess."),
