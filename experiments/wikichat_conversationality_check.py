@@ -323,6 +323,26 @@ def latest(labels: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(kept.values())
 
 
+def pick_samples(paths: Sequence[Path], labels: Sequence[dict[str, Any]]
+                 ) -> list[dict[str, Any]]:
+    """The sample rows of the labelled turns, each from the sample file of its label's batch.
+
+    A sample file's batch is in its name (``batch4.jsonl``); a key drawn again in a later batch
+    (another version of the chat) is taken from the batch its labels are of. A file without a
+    number in its name serves any labelled key.
+    """
+    labelled = {row["key"] for row in labels}
+    wanted = {(row["key"], row.get("batch")) for row in labels}
+    picked: dict[str, dict[str, Any]] = {}
+    for path in paths:
+        number = re.fullmatch(r"batch(\d+)", path.stem)
+        batch = int(number.group(1)) if number else None
+        for row in _read_jsonl(path):
+            if (row["key"], batch) in wanted or (batch is None and row["key"] in labelled):
+                picked[row["key"]] = row
+    return list(picked.values())
+
+
 def cmd_score(args: argparse.Namespace) -> int:
     labels = read_labels(args.labels)
     if args.batches:
@@ -336,17 +356,8 @@ def cmd_score(args: argparse.Namespace) -> int:
     if args.latest:
         labels = latest(labels)
     labelled = {row["key"] for row in labels}
-    wanted = {(row["key"], row.get("batch")) for row in labels}
-    picked: dict[str, dict[str, Any]] = {}
-    for path in args.samples:
-        # A sample file's batch is in its name (batch4.jsonl); a key drawn again in a later
-        # batch (another version of the chat) is taken from the batch its labels are of.
-        number = re.fullmatch(r"batch(\d+)", path.stem)
-        batch = int(number.group(1)) if number else None
-        for row in _read_jsonl(path):
-            if (row["key"], batch) in wanted or (batch is None and row["key"] in labelled):
-                picked[row["key"]] = row
-    turns = {t["key"]: t for t in _checked(list(picked.values()), _versions_of(args.run_ids))}
+    turns = {t["key"]: t for t in _checked(pick_samples(args.samples, labels),
+                                             _versions_of(args.run_ids))}
     unknown = labelled - set(turns)
     if unknown:
         raise SystemExit(f"{len(unknown)} labelled turns are in no sample file (first: "

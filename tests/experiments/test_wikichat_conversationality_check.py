@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -153,3 +154,16 @@ def test_latest_keeps_each_readers_rating_of_the_turns_latest_version() -> None:
             {"key": "k2", "reader": "A", "batch": 4, "relevant": 5}]
     kept = sorted((r["reader"], r["key"], r["batch"]) for r in C.latest(rows))
     assert kept == [("A", "k1", 5), ("A", "k2", 4), ("B", "k1", 1)]
+
+
+def test_each_labelled_turn_comes_from_the_sample_file_of_its_batch(tmp_path: Path) -> None:
+    old = tmp_path / "batch3.jsonl"
+    new = tmp_path / "batch5.jsonl"
+    old.write_text('{"key": "k1", "reply_sha": "old"}\n{"key": "k2", "reply_sha": "x"}\n')
+    new.write_text('{"key": "k1", "reply_sha": "new"}\n')
+    later = [{"key": "k1", "reader": "A", "batch": 5}]
+    assert C.pick_samples([old, new], later) == [{"key": "k1", "reply_sha": "new"}]
+    earlier = [{"key": "k1", "reader": "A", "batch": 3}]
+    assert C.pick_samples([old, new], earlier) == [{"key": "k1", "reply_sha": "old"}]
+    # k2 was not labelled: not picked
+    assert all(row["key"] == "k1" for row in C.pick_samples([old, new], later + earlier))
