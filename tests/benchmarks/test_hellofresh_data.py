@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 from collections import Counter
@@ -12,6 +13,7 @@ import pytest
 
 from freshwiki.benchmarks import load_benchmark
 from freshwiki.benchmarks.hellofresh import (
+    EDIT_TEXT_CHARS,
     INSTRUCTIONS_FILE,
     OUR_TEMPLATES,
     PAPER_TEMPLATES,
@@ -21,6 +23,7 @@ from freshwiki.benchmarks.hellofresh import (
     PromptDataError,
     UnknownTemplateError,
     control_partners,
+    fit_texts,
     paper_instruction,
     paper_instructions,
     quartile_labels,
@@ -272,6 +275,42 @@ def test_the_paper_templates_show_an_edit_in_the_papers_layout(
         assert task.max_tokens == 15 and task.query.startswith("Wikipedia article: Beta")
         instructions.add(instruction)
     assert len(instructions) == 5
+
+
+def test_texts_that_fit_are_shown_whole() -> None:
+    texts = {"before": "a" * 5000, "deleted": "", "added": "b" * 3000}
+    assert fit_texts(texts) == texts  # 8,000 characters exactly: the budget itself
+
+
+def test_the_long_texts_are_cut_to_an_equal_share_keeping_both_ends() -> None:
+    # By hand: budget 100, lengths 10 / 120 / 300. The 10 fits its share (33), which leaves
+    # 90 for two texts, 45 each; both long ones are cut to their first and last 22 characters.
+    before = "B" * 22 + "x" * 76 + "E" * 22
+    added = "S" + "y" * 298 + "T"
+    fitted = fit_texts({"before": before, "deleted": "0123456789", "added": added}, budget=100)
+    assert fitted["deleted"] == "0123456789"
+    assert fitted["before"] == "B" * 22 + " [… 76 characters left out …] " + "E" * 22
+    assert fitted["added"] == ("S" + "y" * 21 + " [… 256 characters left out …] "
+                               + "y" * 21 + "T")
+
+
+def test_a_whole_section_rewrite_is_shortened_in_the_prompt(
+    tmp_path: Path, settings: Settings,
+) -> None:
+    # A real failure: an edit adding a 43,069-character section made a 19,394-token prompt,
+    # over the 4,096-token context. Its prompt now holds the budget and says what was cut.
+    added = "Start. " + "Words here. " * 4000 + "End."  # 48,011 characters
+    long = dataclasses.replace(EDITS[0], edit=dataclasses.replace(
+        EDITS[0].edit, paragraph_before="", deleted_text="", added_text=added))
+    path = tmp_path / "labelled.jsonl"
+    write_edits([long], path)
+    bench = load_benchmark("hellofresh-edits", settings, {"path": str(path)})
+    [sample] = bench.samples()
+    content = bench.render(sample, "manual").messages[0].content
+    addition = content.split("PROPOSED ADDITION: ", 1)[1].split("\nINSTRUCTION: ")[0]
+    assert addition.startswith("Start. Words here.") and addition.endswith("Words here. End.")
+    assert len(addition) < EDIT_TEXT_CHARS + 60
+    assert "[… 40,011 characters left out …]" in addition
 
 
 def test_a_labelled_file_with_discards_uses_iso_weeks(tmp_path: Path, settings: Settings) -> None:

@@ -46,11 +46,13 @@ from freshwiki.benchmarks.hellofresh._benchmark import (
     notes_factory,
 )
 from freshwiki.benchmarks.hellofresh._data import (
+    EDIT_TEXT_CHARS,
     POST_SITES,
     DatasetError,
     Item,
     control_partners,
     edit_subject,
+    fit_texts,
     load_edit_items,
     load_note_items,
     quartile_labels,
@@ -80,6 +82,7 @@ def correct_scorer(judge: LLM | None) -> Scorer:
 __all__ = [
     "ANSWERS",
     "EDITS_FILE",
+    "EDIT_TEXT_CHARS",
     "INSTRUCTIONS_FILE",
     "MAX_NEW_TOKENS",
     "NOTES_FILE",
@@ -101,6 +104,7 @@ __all__ = [
     "correct_scorer",
     "edit_subject",
     "edits_factory",
+    "fit_texts",
     "is_blocked",
     "load_edit_items",
     "load_note_items",

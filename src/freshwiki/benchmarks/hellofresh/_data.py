@@ -44,6 +44,17 @@ POST_SITES: tuple[str, ...] = ("twitter.com", "x.com")
 SUBJECT_CHARS = 1500
 """How much of an edit's text a search query is written from (long rewrites are clipped)."""
 
+EDIT_TEXT_CHARS = 8000
+"""At most this many characters of paragraph, deletion and addition together in an edit prompt.
+
+The paper shows an edit's texts whole, to models with long contexts. The local models read
+4,096 tokens, and a few real edits rewrite a whole section at once (2 of the first 171 real
+edits made prompts of 9,786 and 19,394 tokens, too long for the backend). 8,000 characters is
+about 2,000–3,200 tokens of wikitext, which leaves room for the instruction and the answer.
+All but 12 of the 978 real edits of the real histories are under it and are shown unchanged
+(see :func:`fit_texts`).
+"""
+
 
 class DatasetError(FreshwikiError):
     """A HelloFresh dataset file is missing, unreadable, or not a dataset of that kind."""
@@ -224,6 +235,37 @@ def wikipedia_url(title: str) -> str:
     return "https://en.wikipedia.org/wiki/" + quote(title.replace(" ", "_"), safe="()_,'-.:")
 
 
+def _shorten(text: str, keep: int) -> str:
+    """``text`` cut to its first and last ``keep // 2`` characters, saying how much is left out.
+
+    Both ends are kept because an edit can sit anywhere in a paragraph and a deletion or
+    rewrite often changes its opening and its closing sentences.
+    """
+    if len(text) <= keep:
+        return text
+    head, tail = text[: keep // 2].rstrip(), text[len(text) - keep // 2 :].lstrip()
+    return f"{head} [… {len(text) - len(head) - len(tail):,} characters left out …] {tail}"
+
+
+def fit_texts(texts: Mapping[str, str], budget: int = EDIT_TEXT_CHARS) -> dict[str, str]:
+    """``texts`` unchanged when they fit ``budget`` together, else the longest ones shortened.
+
+    Every text gets an equal share: one longer than the share that the shorter ones leave is
+    cut to it (:func:`_shorten`), so a short deletion is never cut to make room for a long
+    paragraph.
+    """
+    lengths = sorted(len(t) for t in texts.values())
+    if sum(lengths) <= budget:
+        return dict(texts)
+    spent, share = 0, budget
+    for count, length in enumerate(lengths):
+        share = (budget - spent) // (len(lengths) - count)
+        if length > share:
+            break
+        spent += length
+    return {name: _shorten(text, share) for name, text in texts.items()}
+
+
 def edit_subject(edit: LabelledEdit) -> str:
     """What a search is written from: article, section, and the text removed and added."""
     e = edit.edit
@@ -278,12 +320,12 @@ def load_edit_items(path: Path) -> list[Item]:
             "timestamp": e.timestamp.isoformat(),
             "source": {"title": e.title, "sites": [wikipedia_url(e.title)]},
         }
+        texts = fit_texts({"before": e.paragraph_before, "deleted": e.deleted_text,
+                           "added": e.added_text})
         fields = {
             "title": e.title,
             "section": e.section,
-            "before": e.paragraph_before,
-            "deleted": e.deleted_text,
-            "added": e.added_text,
+            **texts,
             "comment": e.comment or "",
             "user_type": e.user_type,
             "minor": e.minor,
