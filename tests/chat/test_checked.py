@@ -29,6 +29,7 @@ from freshwiki.chat.checked import (
     refuted_premise,
     related_quote,
     repeats_earlier,
+    said_before,
     settle,
     split_answer,
     unmentioned,
@@ -395,6 +396,58 @@ def test_an_earlier_sentence_for_another_question_is_a_repeat() -> None:
         "The current status of the Phase 2 Project of Chennai Metro is that it is under "
         "construction and will consist of 45 stations, of which 6 are underground.",
         "What are the key milestones of the Phase 2 Project?", status, [METRO])
+
+
+def test_earlier_replies_count_together() -> None:
+    # The miss seen in a cache-off conversation: the family in one reply, the range in the
+    # next, then the lead's sentence holding both for the diet. By hand, CLINGFISH's content
+    # words are kopua, vermiculata, clingfish, family, gobiesocidae, found, around, japan: the
+    # first reply has 5 of the 8, the second 3, neither the 85 % alone, both together all 8.
+    family = ("What family does Kopua vermiculata belong to?",
+              "Kopua vermiculata, the twilight clingfish, belongs to the family Gobiesocidae [1].")
+    where = ("Where does it live?", "It is found only around Japan [1].")
+    assert said_before(CLINGFISH, [family]) == []
+    assert said_before(CLINGFISH, [where]) == []
+    assert said_before(CLINGFISH, [family, where]) == [family[0], where[0]]
+    diet = "What is Kopua vermiculata's diet?"
+    assert repeats_earlier(CLINGFISH, diet, [family, where], [FISH])
+    assert not repeats_earlier(CLINGFISH, diet, [family], [FISH])
+    # The same conversation's "What does it eat?" asks {eat}: no word of four letters or more,
+    # but still something the sentence does not say.
+    assert repeats_earlier(CLINGFISH, "What does it eat?", [family, where], [FISH])
+    assert not repeats_earlier(CLINGFISH, "Where does it live?", [family, where], [FISH])
+    # An "I don't know" says nothing: its words ("the passages I found") are not said content.
+    refusal = ("What is its scientific name?", "I don't know: the passages I found (Kopua "
+               "vermiculata) don't say that, and I'd rather not guess.")
+    assert said_before(CLINGFISH, [family, refusal]) == []
+
+
+# The grounded chat's own conversation on topic 5 (run 761bb6ff7c30): the founding sentence of
+# turn 1, asked "Who was the fourth bishop ...?" in turn 3, was dropped as a repeat and the turn
+# became "I don't know", though the sentence names him.
+JMECA = Evidence("j", "Jerusalem and the Middle East Church Association", (), (
+    "The Jerusalem and the Middle East Church Association (JMECA), previously known as the "
+    "Jerusalem and the East Mission (JEM), was founded in 1888 by Bishop George Blyth, the "
+    "fourth bishop of the Diocese of Jerusalem."))
+FOUNDED = ("The Jerusalem and the Middle East Church Association (JMECA) was founded in 1888 by "
+           "Bishop George Blyth, the fourth bishop of the Diocese of Jerusalem.")
+
+
+def test_a_repeat_holding_what_is_newly_asked_may_be_said_again() -> None:
+    earlier = [("What is the history of the Jerusalem and the Middle East Church Association?",
+                FOUNDED + " [1]"),
+               ("What is the current status of the JMECA?", "I don't know: the passages I "
+                "found (Jerusalem and the Middle East Church Association) don't say that, and "
+                "I'd rather not guess.")]
+    # Asks {fourth, bishop} (less the title's words), neither asked before, both in the sentence.
+    assert not repeats_earlier(FOUNDED, "Who was the fourth bishop of the Diocese of Jerusalem?",
+                               earlier, [JMECA])
+    # Asks {current, status}: not in the sentence, so the founding again is a repeat.
+    assert repeats_earlier(FOUNDED, "What is the current status of the JMECA?", earlier[:1],
+                           [JMECA])
+    # Only the reply that shares words besides the article's name said it: not the refusal.
+    assert said_before(FOUNDED, earlier, {"jerusalem", "middle", "east", "church",
+                                          "association"}) == [earlier[0][0]]
 
 
 def test_a_repeat_is_dropped_by_the_rules() -> None:

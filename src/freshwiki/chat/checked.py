@@ -61,7 +61,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -308,7 +308,7 @@ Earlier = Sequence[tuple[str, str]]
 
 REPEATED = "repeats an earlier reply, which answered another question"
 _SAID_SHARE = 0.85
-"""Share of a sentence's content words one earlier sentence must hold for it to count as said
+"""Share of a sentence's content words earlier replies must hold for it to count as said
 already: "is a clingfish of the family Gobiesocidae, found only around Japan" again, for a
 question about the fish's diet, is 100 %; an answer that adds a new fact to an old one is
 well under."""
@@ -328,47 +328,76 @@ def _stems(text: str) -> set[str]:
     return {stem(w).strip("'’") for w in content_words(text) if w not in STOPWORDS}
 
 
+def _title_stems(passages: Sequence[Evidence]) -> set[str]:
+    return {w for e in passages for w in _stems(e.title)}
+
+
 def asked_words(question: str, passages: Sequence[Evidence]) -> set[str]:
     """What the question asks about besides its subject: its words, less the passages' titles.
 
     "What is Kopua vermiculata's diet?" asks {diet}; "... family?" asks {family}: two
     questions, though both name the fish.
     """
-    titles = {w for e in passages for w in _stems(e.title)}
-    return {w.strip("'’") for w in _question_words(question)} - titles
+    return {w.strip("'’") for w in _question_words(question)} - _title_stems(passages)
 
 
-def said_before(text: str, earlier: Earlier) -> str | None:
-    """The earlier question whose reply already said ``text`` (near word for word), if any."""
+def said_before(text: str, earlier: Earlier, subject: Set[str] = frozenset()) -> list[str]:
+    """The earlier questions whose replies, together, said ``text`` already; empty if none did.
+
+    The replies count together: a first reply giving the fish's family and a second its range
+    have said "a clingfish of the family Gobiesocidae, found only around Japan" between them,
+    though neither has it as one sentence. The questions returned are those whose replies share
+    a word with ``text`` besides its ``subject`` words (the article's name is in every reply).
+    """
     words = _stems(text)
     if len(words) < 3:
-        return None
+        return []
+    said: set[str] = set()
+    sayers = []
     for asked, reply in earlier:
-        for sentence in split_sentences(strip_markers(reply)):
-            if len(words & _stems(sentence.text)) >= _SAID_SHARE * len(words):
-                return asked
-    return None
+        content = " ".join(s.text for s in split_sentences(strip_markers(reply))
+                           if not is_abstention(s.text))  # "I don't know: the passages ..."
+        shared = words & _stems(content)
+        said |= shared
+        if shared - subject:
+            sayers.append(asked)
+    return sayers if len(said) >= _SAID_SHARE * len(words) else []
 
 
 def repeats_earlier(text: str, question: str, earlier: Earlier,
                     passages: Sequence[Evidence]) -> bool:
-    """Whether ``text`` is an earlier reply's sentence again, for a question it did not answer.
+    """Whether ``text`` is earlier replies' content again, for a question it does not answer.
 
     Measured on six simulated conversations: asked about a fish's diet, a blackout's usual
     drugs or a church body's present state, the model wrote the earlier turn's sentence again
     (the family and range, the definition, the founding), and readers rated those turns
-    relevant 2, non-repetitive 1. A question asked again in other words ("the current status of
-    the Red Line 5" after "... of Phase 2") may be answered again: when at least half of what
-    it asks was asked in the turn that said the sentence.
+    relevant 2, non-repetitive 1. It may be said again:
+
+    - for a question asked again in other words ("the current status of the Red Line 5" after
+      "... of Phase 2"): at least half of what it asks was asked in the turns that said it;
+    - when it holds most of what the question newly asks: "Who was the fourth bishop of the
+      Diocese of Jerusalem?" is answered by the founding sentence given before ("... by Bishop
+      George Blyth, the fourth bishop of the Diocese of Jerusalem"), and dropping it left an
+      "I don't know" where the passage had the answer.
     """
-    asked = said_before(text, earlier)
-    if asked is None:
+    subject = _title_stems(passages)
+    sayers = said_before(text, earlier, subject)
+    if not sayers:
         return False
-    now = asked_words(question, passages)
+
+    def asks(words: str) -> set[str]:
+        # A short question asks in short words: "What does it eat?" asks {eat}, though
+        # :func:`asked_words` keeps only words of four letters or more.
+        return asked_words(words, passages) or _stems(words) - subject
+
+    now = asks(question)
     if not now:
         return False
-    then = asked_words(asked, passages)
-    return 2 * len(now & then) < len(now)
+    then = set().union(*(asks(asked) for asked in sayers))
+    fresh = now - then
+    if 2 * len(fresh) <= len(now):
+        return False
+    return 2 * len(fresh & _stems(text)) <= len(fresh)
 
 
 def apply_rules(checks: Sequence[SentenceCheck], question: str, passages: Sequence[Evidence],
