@@ -19,6 +19,7 @@ import pytest
 from freshwiki.chat import ChatEngine, ChatError, ChatMessage, GroundedChat, Reply
 from freshwiki.llm import LLM, Message
 from freshwiki.records import Passage
+from freshwiki.retrieval import SearchHit
 from tests.chat.fakes import (
     FakeIndex,
     RoutingBackend,
@@ -27,6 +28,7 @@ from tests.chat.fakes import (
     overlapping,
     scripted_llm,
 )
+from tests.retrieval.data import passages_of
 
 TODAY = "2024-06-01"
 KAT_Q = "When did KickassTorrents go offline?"
@@ -645,3 +647,86 @@ async def test_a_reading_numbered_by_its_line_is_read_without_the_number() -> No
              Line("value", 1, "20", "The water flows at up to ___ km/h.")]
     read = await read_lines(TurnCalls(llm), [], dt.date(2024, 6, 1), lines)
     assert read == ["20 July 2016", "20"]
+
+
+# -- evidence only from the passages about the subject (topics 10-12 of the simulated chat) --
+
+
+@pytest.fixture(scope="module")
+def leads(shared_data: Path) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for name in ("head", "tail", "recent"):
+        path = shared_data / f"wikipedia/topics/{name}_articles_en.json"
+        found.update(json.loads(path.read_text(encoding="utf-8")))
+    return found
+
+
+class RetrievedAsGiven(FakeIndex):
+    """The passages in the order given, whatever the query: what the real index returned."""
+
+    def search(self, query: str, k: int = 5, *, time_intent: str | None = None
+               ) -> list[SearchHit]:
+        self.searches.append((query, k, time_intent))
+        return [SearchHit(passage=p, score=1.0 / r, rank=r, key=r, fused_score=1.0 / r)
+                for r, p in enumerate(self.passages[:k], start=1)]
+
+
+ZOLI_Q = "What was the specific issue that led to the formation of the Zoli Cabinet?"
+ZOLI_DRAFT = (  # the real model's answer in the grounded run of 28 November, turn 5
+    "The main issue or controversy that led to the formation of the Zoli Cabinet was the "
+    "territorial dispute over the Essequibo region, which escalated into a crisis in 2023. The "
+    "region is controlled by Guyana but is claimed by Venezuela. The dispute dates back many "
+    "years and the current border was established by the Paris Arbitral Award in 1899.")
+
+
+async def test_sentences_copied_from_another_subjects_passage_are_not_an_answer(
+    leads: dict[str, str],
+) -> None:
+    # Retrieval brought the Zoli Cabinet's lead and the Guyana-Venezuela crisis's; the model
+    # copied the crisis's sentences. Copies of a passage not about the Zoli Cabinet are not
+    # released: the reply is "I don't know", naming the passages.
+    passages = passages_of({t: leads[t] for t in (
+        "Zoli government", "2023 Guyana–Venezuela crisis", "Second Cossiga government")})
+    llm, _ = scripted_llm({"answer": ZOLI_DRAFT, "check": reads()})
+    chat = GroundedChat(llm, RetrievedAsGiven(passages), today=TODAY)
+    reply = await chat.respond(user(ZOLI_Q))
+    assert [p.title for p in reply.trace.passages] == [
+        "Zoli government", "2023 Guyana–Venezuela crisis", "Second Cossiga government"]
+    assert not reply.grounded
+    assert reply.text.startswith("I don't know: the passages I found (Zoli government")
+    for word in ("Guyana", "Venezuela", "Essequibo", "1899"):
+        assert word not in reply.text
+    assert all(c.evidence.title == "Zoli government" for c in reply.citations)
+    # The same sentences, for a question about the crisis, are copies of its passage: released.
+    llm, _ = scripted_llm({"answer": ZOLI_DRAFT.split(". ", 1)[1], "check": reads()})
+    reply = await GroundedChat(llm, RetrievedAsGiven(passages), today=TODAY).respond(
+        user("What is the 2023 Guyana–Venezuela crisis about?"))
+    assert reply.text.startswith("The region is controlled by Guyana but is claimed by "
+                                 "Venezuela [1].")
+
+
+async def test_a_quote_after_i_dont_know_needs_the_article_named_in_full(
+    leads: dict[str, str],
+) -> None:
+    # Turn 5 of the grounded run's conversation on The Correspondence, as it happened: the
+    # follow-up resolved to a query naming no article, retrieval found three unrelated leads,
+    # every sentence of the answer was dropped, and "1930s in film" was quoted (on Gone with
+    # the Wind) through the one word "film". Now the refusal stands alone.
+    passages = passages_of({t: leads[t] for t in (
+        "1930s in film", "List of films featuring drones", "The Eighties (miniseries)")})
+    draft = ("The film \"The Correspondence\" received mixed reviews upon its release in 2016. "
+             "While it was well-received by some critics, others found it to be too complex and "
+             "difficult to follow. The film's reception was generally positive, with many "
+             "viewers praising its performances and the story it told.")
+    llm, _ = follow_up_llm(
+        "impact of the film on its reception in the years following its release", draft,
+        reads("Gone with the Wind", "complex", "positive"))
+    history = [*user("What was the reception of \"The Correspondence\" at the time of its "
+                     "release?"),
+               ChatMessage("assistant", "The film was released on 14 January 2016 [1]."),
+               ChatMessage("user", "What was the impact of the film on its reception in the "
+                                   "years following its release?")]
+    reply = await GroundedChat(llm, RetrievedAsGiven(passages), today=TODAY).respond(history)
+    assert reply.text.startswith("I don't know: the passages I found (1930s in film")
+    assert "What they do say" not in reply.text and "Gone with the Wind" not in reply.text
+    assert not reply.citations

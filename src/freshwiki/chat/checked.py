@@ -74,7 +74,7 @@ from freshwiki.chat._evidence import (
     transcript,
 )
 from freshwiki.chat._types import ChatMessage, ClaimCheck, Evidence
-from freshwiki.chat.coverage import Coverage, named_by
+from freshwiki.chat.coverage import Coverage, named_by, subject_units
 from freshwiki.chat.facts import passage_entry
 from freshwiki.chat.guard import pieces
 from freshwiki.chat.predicate import (
@@ -1068,9 +1068,11 @@ def related_quote(question: str, about: Sequence[Evidence], earlier: Earlier,
 
     Offered after an "I don't know" about a covered subject ("... they don't say who produced
     it. What they do say: “...”"), quoted word for word, so it is checked by construction.
-    Only from the best passage's article, and only when the question names that article
-    (a question that names nothing has every retrieved passage "about" it: an antibiotic's
-    lead was offered for a question on blackouts, through "generation" for "general").
+    Only from the best passage's article, and only when the question names that article in
+    full (:func:`~freshwiki.chat.coverage.named_by`): a question that names nothing has every
+    retrieved passage "about" it, and one shared word is not naming it ("1930s in film" was
+    quoted, on Gone with the Wind, for "the impact of the film on its reception", and an
+    antibiotic's lead for a question on blackouts, through "generation" for "general").
     The bare refusal told readers nothing (both rated informational 1 on each of its 9 turns);
     the quote must share a word of what is asked (not only the subject's name), so an
     unrelated passage is never offered as an answer, and at least half its words must be new
@@ -1078,8 +1080,8 @@ def related_quote(question: str, about: Sequence[Evidence], earlier: Earlier,
     American singer, DJ, and producer based in Brooklyn") was the best match, and the first
     reply had said all of it but her birth date.
     """
-    if not about or not _stems(about[0].title) & _stems(question):
-        return None  # the best passage's article is not one the question names
+    if not about or not named_by(question, about[0].title, subject_units(question)):
+        return None  # the best passage's article is not one the question names in full
     article = [e for e in about if e.title == about[0].title]
     asked = asked_words(question, article)
     if not asked:

@@ -419,6 +419,10 @@ class GroundedChat:
             yield self._abstain(turn, "subject", question, covered.missing, passages)
             return
         earlier = ck.earlier_turns(turn.history)
+        # The model reads every passage, but a sentence is checked only against the passages
+        # about the question's subject: asked what led to the Zoli Cabinet, it copied three
+        # sentences of the Guyana-Venezuela crisis, and as copies they were released, cited.
+        about = covered.about
         entries = ck.passage_entries(passages, turn.book)
         premises = ck.premise_spans(question, covered)
         checks: list[ck.SentenceCheck] = []
@@ -435,7 +439,7 @@ class GroundedChat:
                 continue
             done = ck.split_answer("".join(answer), question)[:-1]  # the last may go on
             for check in done[len(checks):]:
-                ck.apply_rules([check], question, passages, turn.book, earlier)
+                ck.apply_rules([check], question, about, turn.book, earlier)
                 checks.append(check)
             while released < len(checks) and checks[released].status != "pending":
                 for piece in self._release(turn, checks[released]):
@@ -451,14 +455,14 @@ class GroundedChat:
                      if early.raw != late.raw), min(len(checks), len(final)))
         checks = checks[:max(same, released)]
         for check in final[len(checks):]:
-            ck.apply_rules([check], question, passages, turn.book, earlier)
+            ck.apply_rules([check], question, about, turn.book, earlier)
             checks.append(check)
         started = time.perf_counter()
         lines = [*ck.value_lines(checks, question),
                  *ck.premise_lines(question, covered, checks),
-                 *ck.other_line(checks, question, passages, turn.book)][:ck.MAX_LINES]
+                 *ck.other_line(checks, question, about, turn.book)][:ck.MAX_LINES]
         read = await ck.read_lines(turn.calls, entries, turn.today, lines)
-        ck.settle(checks, lines, read, question, passages, turn.book)
+        ck.settle(checks, lines, read, question, about, turn.book)
         premise = (ck.refuted_premise(lines, read, question, covered)
                    or ck.opposed_premise(checks, question))
         turn.timed("check", started)
