@@ -28,7 +28,7 @@ from tests.chat.fakes import (
     overlapping,
     scripted_llm,
 )
-from tests.retrieval.data import passages_of
+from tests.retrieval.data import passages_of, topic_leads
 
 TODAY = "2024-06-01"
 KAT_Q = "When did KickassTorrents go offline?"
@@ -654,11 +654,7 @@ async def test_a_reading_numbered_by_its_line_is_read_without_the_number() -> No
 
 @pytest.fixture(scope="module")
 def leads(shared_data: Path) -> dict[str, str]:
-    found: dict[str, str] = {}
-    for name in ("head", "tail", "recent"):
-        path = shared_data / f"wikipedia/topics/{name}_articles_en.json"
-        found.update(json.loads(path.read_text(encoding="utf-8")))
-    return found
+    return topic_leads(shared_data)
 
 
 class RetrievedAsGiven(FakeIndex):
@@ -669,6 +665,11 @@ class RetrievedAsGiven(FakeIndex):
         self.searches.append((query, k, time_intent))
         return [SearchHit(passage=p, score=1.0 / r, rank=r, key=r, fused_score=1.0 / r)
                 for r, p in enumerate(self.passages[:k], start=1)]
+
+
+def retrieved(leads: dict[str, str], *titles: str) -> RetrievedAsGiven:
+    """An index returning these real leads, cut as ingest cuts them, in this order."""
+    return RetrievedAsGiven(passages_of({t: leads[t] for t in titles}))
 
 
 ZOLI_Q = "What was the specific issue that led to the formation of the Zoli Cabinet?"
@@ -685,11 +686,10 @@ async def test_sentences_copied_from_another_subjects_passage_are_not_an_answer(
     # Retrieval brought the Zoli Cabinet's lead and the Guyana-Venezuela crisis's; the model
     # copied the crisis's sentences. Copies of a passage not about the Zoli Cabinet are not
     # released: the reply is "I don't know", naming the passages.
-    passages = passages_of({t: leads[t] for t in (
-        "Zoli government", "2023 Guyana–Venezuela crisis", "Second Cossiga government")})
+    index = retrieved(leads, "Zoli government", "2023 Guyana–Venezuela crisis",
+                      "Second Cossiga government")
     llm, _ = scripted_llm({"answer": ZOLI_DRAFT, "check": reads()})
-    chat = GroundedChat(llm, RetrievedAsGiven(passages), today=TODAY)
-    reply = await chat.respond(user(ZOLI_Q))
+    reply = await GroundedChat(llm, index, today=TODAY).respond(user(ZOLI_Q))
     assert [p.title for p in reply.trace.passages] == [
         "Zoli government", "2023 Guyana–Venezuela crisis", "Second Cossiga government"]
     assert not reply.grounded
@@ -699,7 +699,7 @@ async def test_sentences_copied_from_another_subjects_passage_are_not_an_answer(
     assert all(c.evidence.title == "Zoli government" for c in reply.citations)
     # The same sentences, for a question about the crisis, are copies of its passage: released.
     llm, _ = scripted_llm({"answer": ZOLI_DRAFT.split(". ", 1)[1], "check": reads()})
-    reply = await GroundedChat(llm, RetrievedAsGiven(passages), today=TODAY).respond(
+    reply = await GroundedChat(llm, index, today=TODAY).respond(
         user("What is the 2023 Guyana–Venezuela crisis about?"))
     assert reply.text.startswith("The region is controlled by Guyana but is claimed by "
                                  "Venezuela [1].")
@@ -712,8 +712,8 @@ async def test_a_quote_after_i_dont_know_needs_the_article_named_in_full(
     # follow-up resolved to a query naming no article, retrieval found three unrelated leads,
     # every sentence of the answer was dropped, and "1930s in film" was quoted (on Gone with
     # the Wind) through the one word "film". Now the refusal stands alone.
-    passages = passages_of({t: leads[t] for t in (
-        "1930s in film", "List of films featuring drones", "The Eighties (miniseries)")})
+    index = retrieved(leads, "1930s in film", "List of films featuring drones",
+                      "The Eighties (miniseries)")
     draft = ("The film \"The Correspondence\" received mixed reviews upon its release in 2016. "
              "While it was well-received by some critics, others found it to be too complex and "
              "difficult to follow. The film's reception was generally positive, with many "
@@ -726,7 +726,7 @@ async def test_a_quote_after_i_dont_know_needs_the_article_named_in_full(
                ChatMessage("assistant", "The film was released on 14 January 2016 [1]."),
                ChatMessage("user", "What was the impact of the film on its reception in the "
                                    "years following its release?")]
-    reply = await GroundedChat(llm, RetrievedAsGiven(passages), today=TODAY).respond(history)
+    reply = await GroundedChat(llm, index, today=TODAY).respond(history)
     assert reply.text.startswith("I don't know: the passages I found (1930s in film")
     assert "What they do say" not in reply.text and "Gone with the Wind" not in reply.text
     assert not reply.citations
