@@ -49,8 +49,9 @@ EDIT_TEXT_CHARS = 8000
 
 The paper shows an edit's texts whole, to models with long contexts. The local models read
 4,096 tokens, and a few real edits rewrite a whole section at once (2 of the first 171 real
-edits made prompts of 9,786 and 19,394 tokens, too long for the backend). 8,000 characters is
-about 2,000–3,200 tokens of wikitext, which leaves room for the instruction and the answer.
+edits made prompts of 9,786 and 19,394 tokens, too long for the backend). Cut to 8,000
+characters, those two prompts are 1,876 and 1,882 tokens with the instruction: room to spare
+for wikitext denser in tokens, and for the answer.
 All but 12 of the 978 real edits of the real histories are under it and are shown unchanged
 (see :func:`fit_texts`).
 """
