@@ -464,7 +464,7 @@ def test_a_repeat_is_dropped_by_the_rules() -> None:
     assert check.status == "copied"  # a first turn has nothing to repeat
 
 
-def test_after_i_dont_know_a_new_sentence_on_what_was_asked_is_quoted() -> None:
+def test_after_i_dont_know_a_new_sentence_of_the_named_article_is_quoted() -> None:
     book = book_of(KAT)
     quote = related_quote("When did KickassTorrents become the most visited directory?", [KAT],
                           [], book)
@@ -478,8 +478,16 @@ def test_after_i_dont_know_a_new_sentence_on_what_was_asked_is_quoted() -> None:
     again = related_quote("When did KickassTorrents become the most visited directory?",
                           [KAT], said, book)
     assert again is not None and again.text.startswith("KickassTorrents (commonly abbreviated")
+    # Neither left shares a word with the question: the one not said yet is offered as what
+    # the passages say about the article, not as the answer; once all are said, nothing is.
+    last = related_quote("When did KickassTorrents become the most visited directory?",
+                         [KAT], [*said, ("What was it?", again.text)], book)
+    assert last is not None and last.released == (
+        "What they do say about KickassTorrents: “KAT went offline on 20 July 2016 when the "
+        "domain was seized by the U.S. government.” [1]")
     assert related_quote("When did KickassTorrents become the most visited directory?",
-                         [KAT], [*said, ("What was it?", again.text)], book) is None
+                         [KAT], [*said, ("What was it?", again.text),
+                                 ("And then?", last.text)], book) is None
     # Mostly said already, in other words and order: not offered either.
     told = [("Was KickassTorrents popular?", "By November 2014, KAT became the most visited "
              "BitTorrent directory in the world, overtaking The Pirate Bay [1].")]
@@ -494,8 +502,12 @@ def test_after_i_dont_know_a_new_sentence_on_what_was_asked_is_quoted() -> None:
                          "general memory impairment?", [drug, KAT], [], book_of(drug)) is None
     assert related_quote("When did KickassTorrents become the most visited directory?",
                          [drug, KAT], [], book_of(drug, KAT)) is None
-    # Nothing in the passages touches what is asked (only the subject's name): no quote.
-    assert related_quote("Who owns KickassTorrents today?", [KAT], [], book) is None
+    # Nothing in the passages touches what is asked (only the subject's name): the article's
+    # first sentence, introduced as what they say about it.
+    owner = related_quote("Who owns KickassTorrents today?", [KAT], [], book)
+    assert owner is not None and owner.released.startswith(
+        "What they do say about KickassTorrents: “KickassTorrents (commonly abbreviated KAT) "
+        "was a website")
 
 
 def test_a_second_i_dont_know_in_a_row_is_worded_differently() -> None:

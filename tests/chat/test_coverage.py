@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from freshwiki.chat._types import Evidence
-from freshwiki.chat.coverage import coverage, named_by, subject_units
+from freshwiki.chat.coverage import coverage, named_by, names_article, subject_units
 
 
 def test_subject_units_keep_a_number_with_its_name() -> None:
@@ -67,3 +67,22 @@ def test_a_possessive_name_does_not_take_the_next_year() -> None:
     assert subject_units('Christina Aguilera\'s 2002 music video for "Dirrty"') == [
         "Christina Aguilera's", "Dirrty"]
     assert subject_units("Who won the 2023 Cricket World Cup?") == ["2023 Cricket World Cup"]
+
+
+def test_a_question_names_an_article_by_its_title_or_by_what_its_lead_names(
+    shared_data: Path,
+) -> None:
+    topics = shared_data / "wikipedia/topics"
+    leads = json.loads((topics / "head_articles_en.json").read_text(encoding="utf-8"))
+    leads |= json.loads((topics / "tail_articles_en.json").read_text(encoding="utf-8"))
+    zoli = Evidence("z", "Zoli government", (), leads["Zoli government"])
+    yaeji = Evidence("y", "Yaeji", (), leads["Yaeji"])
+    # The title is not in the question, but the lead opens with "The Zoli Cabinet".
+    assert names_article("What led to the formation of the Zoli Cabinet?", zoli)
+    # The lead's "Kathy Yaeji Lee (...), known professionally as Yaeji".
+    assert names_article("Who produced Kathy Yaeji Lee's most recent song?", yaeji)
+    # Every name the question gives must be there: the lead says nothing of Charli XCX.
+    assert not names_article("Did Kathy Yaeji Lee work with Charli XCX?", yaeji)
+    # A question naming nothing is about no article, whatever was retrieved.
+    assert not names_article("What was the impact of the film on its reception?", zoli)
+    assert not names_article("Who won the 2023 Cricket World Cup?", zoli)

@@ -693,7 +693,13 @@ async def test_sentences_copied_from_another_subjects_passage_are_not_an_answer(
     assert [p.title for p in reply.trace.passages] == [
         "Zoli government", "2023 Guyana–Venezuela crisis", "Second Cossiga government"]
     assert not reply.grounded
-    assert reply.text.startswith("I don't know: the passages I found (Zoli government")
+    # Nothing in the Zoli lead touches "issue", "led" or "formation": its first sentence
+    # follows, as what the passages say about the article.
+    assert reply.text == (
+        "I don't know: the passages I found (Zoli government) don't say that, and I'd rather "
+        "not guess. What they do say about Zoli government: “The Zoli Cabinet was the 12th "
+        "cabinet of the Italian Republic, which held office from 20 May 1957 to 2 July 1958, "
+        "for a total of 408 days, or 1 year, 1 months and 12 days.” [1]")
     for word in ("Guyana", "Venezuela", "Essequibo", "1899"):
         assert word not in reply.text
     assert all(c.evidence.title == "Zoli government" for c in reply.citations)

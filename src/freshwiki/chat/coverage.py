@@ -89,6 +89,21 @@ def named_by(question: str, title: str, units: Sequence[str]) -> bool:
     return len(name.split()) >= 2 or any(u.casefold() == name.casefold() for u in units)
 
 
+def names_article(question: str, evidence: Evidence) -> bool:
+    """Whether the question is plainly about this passage's article.
+
+    Either it names the article in full (:func:`named_by`), or it names subjects and the
+    passage states every one of them: "the Zoli Cabinet" is not the title "Zoli government",
+    but the lead opens with it. A question naming nothing is about no article in particular,
+    even though :func:`coverage` then counts every passage as about it.
+    """
+    units = subject_units(question)
+    if named_by(question, evidence.title, units):
+        return True
+    text = f"{evidence.title}. {evidence.text}"
+    return bool(units) and all(stated(unit, text) for unit in units)
+
+
 @dataclass(frozen=True)
 class Coverage:
     """What the retrieved passages say about the question's subject.
