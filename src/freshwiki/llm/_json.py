@@ -21,24 +21,6 @@ _REFUSAL = re.compile(
 )
 
 
-# A backslash and what follows it: a \uXXXX escape, or one character.
-_STRAY_BACKSLASH = re.compile(r"\\(u[0-9a-fA-F]{4}|.)", re.DOTALL)
-
-
-def _keep_or_double(match: re.Match[str]) -> str:
-    r"""A valid JSON escape as it is; a stray backslash doubled, so it stays a backslash.
-
-    Small models quote LaTeX inside JSON strings ("\(\Delta \nu\)") without escaping its
-    backslashes, and one repair call rarely fixes it: the simulated-chat judge lost a whole
-    conversation's ratings to an "Invalid \uXXXX escape" that way. Pairs are read left to
-    right, so an escaped backslash ("\\") is never taken for the start of another escape.
-    """
-    nxt = match.group(1)
-    if len(nxt) == 5 or nxt in '"\\/bfnrt':
-        return match.group(0)
-    return "\\\\" + nxt
-
-
 class JSONOutputInvalid(ValueError):
     """Model output is not JSON, or not JSON of the required shape."""
 
@@ -56,13 +38,7 @@ def parse_json_output(text: str, schema: dict[str, Any] | None) -> Any:
     try:
         value = json.loads(candidate)
     except json.JSONDecodeError as exc:
-        if "escape" not in exc.msg:
-            raise JSONOutputInvalid(f"not valid JSON ({exc.msg} at character {exc.pos})") from exc
-        try:
-            value = json.loads(_STRAY_BACKSLASH.sub(_keep_or_double, candidate))
-        except json.JSONDecodeError:
-            raise JSONOutputInvalid(
-                f"not valid JSON ({exc.msg} at character {exc.pos})") from exc
+        raise JSONOutputInvalid(f"not valid JSON ({exc.msg} at character {exc.pos})") from exc
     if schema is not None:
         try:
             jsonschema.validate(value, schema)
