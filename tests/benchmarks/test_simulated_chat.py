@@ -27,7 +27,7 @@ from freshwiki.benchmarks.simulated_chat import (
 )
 from freshwiki.config import Settings
 from freshwiki.evaluation import EvaluationError, ResultsStore, evaluate
-from freshwiki.llm import LLM, Message
+from freshwiki.llm import LLM, LLMOutputError, Message
 from freshwiki.llm.backends.scripted import ScriptedBackend
 from freshwiki.records import Passage
 from freshwiki.systems.grounded import conversation_of
@@ -237,6 +237,30 @@ async def test_conversationality_means_per_dimension_with_one_judge_call_per_rep
     # The second reply is judged with the first exchange as its context.
     second = roles.of("judge")[1][1].content
     assert "User: Who?\nChatbot: Ada.\nUser: When?" in second and "Ada, Ada." in second
+
+
+async def test_a_rating_that_is_not_json_is_asked_once_more_sampled_then_raised() -> None:
+    # The 15-topic run's judge looped on one character until its token cap; greedy decoding
+    # loops the same way on every run, so after the client's repair call fails too, the
+    # judge asks once more with sampling, seeded by the turn.
+    loop = '{"rationale": "The reply ' + "\\u201D" * 5
+    roles = Roles(judge=[rating(4, 4, 4, 4, True), loop, loop, rating(2, 3, 4, 5, False)])
+    backend = ScriptedBackend([roles] * 10)
+    scorers = conversationality_scorers(LLM(backend, cache=None))
+    output = conversation(("Who?", "Ada."), ("When?", "In 1843."))
+    score = await scorers[0].score(Task(topic(), "chat", (), ""), output)
+    assert score.data["ratings"] == [4, 2]
+    assert [t.get("retried", False) for t in score.data["turns"]] == [False, True]
+    params = [call.params for call in backend.requests]
+    # first turn greedy; second turn greedy, the repair call, then the sampled retry.
+    assert [(p.temperature, p.seed) for p in params] == [(0.0, 0), (0.0, 0), (0.0, 0),
+                                                        (0.7, 1)]
+    # A retry that fails as well is raised: the runner records it, nothing is made up.
+    again = Roles(judge=[loop] * 4)
+    with pytest.raises(LLMOutputError):
+        await conversationality_scorers(llm_for(again))[0].score(
+            Task(topic(), "chat", (), ""), conversation(("Who?", "Ada.")))
+    assert len(again.of("judge")) == 4
 
 
 def test_repeated_share_leaves_out_the_question_and_maps_to_five_levels() -> None:

@@ -6,6 +6,13 @@ dimensions). Five scorers report one dimension each, so reports show each with i
 and confidence interval; they share one :class:`ConversationJudge`, which makes a single
 call per reply whichever scorer asks first (and the response cache makes a re-run free).
 
+A rating the judge cannot give as JSON, even after the client's repair call, is asked once more
+with sampling (temperature :data:`RETRY_TEMPERATURE`, seeded by the turn, so a re-run gets the
+same reply): the local 1.5B judge sometimes loops on one character until its token cap (the
+Free spectral range conversation of the 15-topic run), and greedy decoding repeats that loop on
+every run. The retried rating is marked ``retried`` in the score data. A second failure is
+raised as before: the runner records it and the conversation stays unrated.
+
 Scores are means over the conversation's replies. A 1-5 rating maps to ``(r - 1) / 4`` so
 that every score lies in [0, 1] like all others; the raw 1-5 mean is in the explanation and
 the data. The judge's rationale per reply is kept in ``Score.data``.
@@ -35,7 +42,7 @@ from typing import Any
 
 from freshwiki.benchmarks.simulated_chat._simulator import PROMPTS
 from freshwiki.chat import only_abstains
-from freshwiki.llm import LLM, Message
+from freshwiki.llm import LLM, LLMOutputError, Message
 from freshwiki.prompting import render_prompt
 from freshwiki.retrieval import Tokenizer
 from freshwiki.seams import Output, Score, Task
@@ -45,6 +52,9 @@ RATINGS: tuple[str, ...] = ("relevant", "informational", "natural", "non_repetit
 
 STYLES: tuple[str, ...] = ("rubric", "per-question")
 """The judges (the benchmark's ``ratings`` option); the first is the default."""
+
+RETRY_TEMPERATURE = 0.7
+"""Sampling temperature of the one retry after a rating that is not usable JSON."""
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -86,6 +96,8 @@ class Rating:
     rationale: str
     scores: Mapping[str, int]
     temporally_correct: bool
+    retried: bool = False
+    """Whether the greedy reply was unusable and this rating came from the sampled retry."""
 
 
 def today_of(output: Output) -> dt.date:
@@ -131,13 +143,21 @@ class ConversationJudge:
             Message.user(render_prompt(f"{PROMPTS}/judge_user.j2", today=today.isoformat(),
                                        turns=shown, reply=turn.reply)),
         ]
-        result = await self.llm.chat(messages, json_schema=SCHEMA, schema_name="rating",
-                                     max_tokens=400, tag="eval:chat-judge")
+        retried = False
+        try:
+            result = await self.llm.chat(messages, json_schema=SCHEMA, schema_name="rating",
+                                         max_tokens=400, tag="eval:chat-judge")
+        except LLMOutputError:
+            retried = True
+            result = await self.llm.chat(messages, json_schema=SCHEMA, schema_name="rating",
+                                         max_tokens=400, temperature=RETRY_TEMPERATURE,
+                                         seed=len(before), tag="eval:chat-judge")
         parsed = result.parsed
         return Rating(
             rationale=str(parsed["rationale"]).strip(),
             scores={name: int(parsed[name]) for name in RATINGS},
             temporally_correct=bool(parsed["temporally_correct"]),
+            retried=retried,
         )
 
 
@@ -279,7 +299,8 @@ class RatingScorer:
         """The mean over replies, in [0, 1] (see the module docstring)."""
         ratings = await self.judge.rate(output)
         per_turn = [{"rationale": r.rationale, **r.scores,
-                     "temporally_correct": r.temporally_correct} for r in ratings]
+                     "temporally_correct": r.temporally_correct,
+                     **({"retried": True} if r.retried else {})} for r in ratings]
         if self.dimension == "temporally_correct":
             values = [1.0 if r.temporally_correct else 0.0 for r in ratings]
             value = sum(values) / len(values)
