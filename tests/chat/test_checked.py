@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from freshwiki.chat import only_abstains
 from freshwiki.chat._evidence import PassageBook
 from freshwiki.chat._types import ChatMessage, Evidence
 from freshwiki.chat.checked import (
@@ -420,6 +421,19 @@ def test_earlier_replies_count_together() -> None:
     refusal = ("What is its scientific name?", "I don't know: the passages I found (Kopua "
                "vermiculata) don't say that, and I'd rather not guess.")
     assert said_before(CLINGFISH, [family, refusal]) == []
+    # Nor does what a refusal quoted beside it: the run's turn 1 refused the scientific name
+    # and quoted the lead word for word (all 8 content words); turn 2's habitat answer, the
+    # same sentence, was then dropped as a repeat and turn 2 refused too.
+    quoted = ("What is Kopua vermiculata's scientific name?",
+              "I don't know: the passages I found (Kopua vermiculata) don't say that, and I'd "
+              "rather not guess. What they do say about Kopua vermiculata: “" + CLINGFISH
+              + "” [1]")
+    assert said_before(CLINGFISH, [quoted]) == []
+    assert not repeats_earlier(CLINGFISH, "What is Kopua vermiculata's habitat?", [quoted],
+                               [FISH])
+    # The same words in an answer are said: only the refusal's aside is left out.
+    answered = (quoted[0], CLINGFISH + " [1]")
+    assert said_before(CLINGFISH, [answered]) == [quoted[0]]
 
 
 # The grounded chat's own conversation on topic 5 (run 761bb6ff7c30): the founding sentence of
@@ -519,3 +533,31 @@ def test_a_second_i_dont_know_in_a_row_is_worded_differently() -> None:
     assert abstain_text("subject", "q", ["X 2031"], [KAT], again=True) == (
         "I can't answer that one either: none of the Wikipedia passages I found is about "
         "“X 2031” (the closest were KickassTorrents).")
+
+
+def test_no_refusal_repeats_an_earlier_one_word_for_word() -> None:
+    # Held-out topic 13: refusal (t2), "either" refusal (t3), an answer (t4), then t5 gave
+    # t2's refusal again word for word, because only the previous reply was looked at.
+    first = ("I don't know: the passages I found (KickassTorrents) don't say that, and I'd "
+             "rather not guess.")
+    again = "That isn't in the passages I found (KickassTorrents) either, so I can't answer it."
+    still = ("The passages I found (KickassTorrents) don't cover that one either, so I can't "
+             "answer it.")
+    answer = "KickassTorrents was founded in 2008 [1]."
+    assert abstain_text("fact", "q", (), [KAT], said=[answer]) == first
+    # The first wording was said, with a quote after it: the next one, though the previous
+    # reply was an answer.
+    told = [first + " What they do say about KickassTorrents: “...” [1]", answer]
+    assert abstain_text("fact", "q", (), [KAT], said=told) == again
+    assert abstain_text("fact", "q", (), [KAT], said=[*told, again]) == still
+    assert abstain_text("fact", "q", (), [KAT], again=True, said=[first, again]) == still
+    # All three said: the preferred wording, as before.
+    assert abstain_text("fact", "q", (), [KAT], again=True, said=[first, again, still]) == again
+    for text in (first, again, still):
+        assert is_abstention(text) and only_abstains(text)
+    subject = abstain_text("subject", "q", ["X 2031"], [KAT], again=True, said=[
+        "I can't answer that one either: none of the Wikipedia passages I found is about "
+        "“X 2031” (the closest were KickassTorrents)."])
+    assert subject == ("Still nothing on “X 2031”: I can't answer that from the Wikipedia "
+                       "passages I found (the closest were KickassTorrents).")
+    assert only_abstains(subject)

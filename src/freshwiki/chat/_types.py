@@ -44,6 +44,14 @@ class Evidence:
     timestamp: str | None = None
     score: float = 0.0
 
+    @property
+    def titled(self) -> str:
+        """The title, then the text: what a value is looked for in.
+
+        A lead often names its subject only in the title ("Zoli government") or calls it "it".
+        """
+        return f"{self.title}. {self.text}"
+
 
 @dataclass(frozen=True)
 class SearchQuery:

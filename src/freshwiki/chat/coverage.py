@@ -100,7 +100,7 @@ def names_article(question: str, evidence: Evidence) -> bool:
     units = subject_units(question)
     if named_by(question, evidence.title, units):
         return True
-    text = f"{evidence.title}. {evidence.text}"
+    text = evidence.titled
     return bool(units) and all(stated(unit, text) for unit in units)
 
 
@@ -132,12 +132,12 @@ def coverage(question: str, passages: Sequence[Evidence]) -> Coverage:
         return Coverage((), tuple(passages), ())
     scored = []
     for rank, evidence in enumerate(passages):
-        text = f"{evidence.title}. {evidence.text}"
+        text = evidence.titled
         have = [unit for unit in units if stated(unit, text)]
         if len(have) * 2 > len(units) or named_by(question, evidence.title, units):
             scored.append((-len(have), rank, evidence))
     about = tuple(e for _, _, e in sorted(scored, key=lambda item: item[:2]))
     if not about:
         return Coverage(tuple(units), (), tuple(units))
-    best = f"{about[0].title}. {about[0].text}"
+    best = about[0].titled
     return Coverage(tuple(units), about, tuple(u for u in units if not stated(u, best)))

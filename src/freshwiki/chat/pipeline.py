@@ -534,7 +534,8 @@ class GroundedChat:
         turn.grounded = False
         before = [m.content for m in turn.history[:-1] if m.role == "assistant"]
         again = bool(before) and ck.is_abstention(before[-1])
-        return turn.emit(ck.abstain_text(reason, question, missing, passages, again=again))
+        return turn.emit(ck.abstain_text(reason, question, missing, passages, again=again,
+                                         said=before))
 
     def _conflict_notes(self, turn: _Turn, checks: Sequence[ck.SentenceCheck],
                         lines: Sequence[ck.Line], read: Sequence[str], question: str,
@@ -834,7 +835,7 @@ def _names_only_its_source(fact: Fact) -> bool:
     of their words are in the passage, but one name of each is not ("Russian", "Antoni
     Malczyk"): every name, date and number of a fact must be.
     """
-    source = f"{fact.source.title}. {fact.source.text}"
+    source = fact.source.titled
     return all(states(span, source) for span in key_spans(fact.text))
 
 

@@ -467,7 +467,7 @@ def best_statement(sentence: str, question: str | None, passages: Sequence[Evide
     predicate = predicate_words(sentence)
     best: Statement | None = None
     for evidence in passages:
-        whole = f"{evidence.title}. {evidence.text}"
+        whole = evidence.titled
         subject_ok = all(stated_phrase(span, whole) or _dated_by_title(span, evidence)
                          for span in subject)
         wanted = relation_words(sentence, evidence.title)
@@ -480,7 +480,7 @@ def best_statement(sentence: str, question: str | None, passages: Sequence[Evide
         # What the subject *is* ("a liverwort") is a property of the subject: the article may
         # say it in another sentence, or another passage of its lead, than the one with the
         # value ("... is a species of liverwort ... It is known from South Africa").
-        described = set().union(*(_evidence_words(f"{e.title}. {e.text}") for e in passages
+        described = set().union(*(_evidence_words(e.titled) for e in passages
                                   if e.title == evidence.title))
         for window in windows:
             text = f"{evidence.title}. {window}"
@@ -511,7 +511,7 @@ def _dated_by_title(span: str, evidence: Evidence) -> bool:
     if not numbers or not any(c.isalpha() for c in name):
         return False
     return (all(stated(n, evidence.title) for n in numbers)
-            and stated(name, f"{evidence.title}. {evidence.text}"))
+            and stated(name, evidence.titled))
 
 
 def _units(sentence: str) -> list[str]:
