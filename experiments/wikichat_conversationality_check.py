@@ -323,6 +323,30 @@ def latest(labels: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(kept.values())
 
 
+def held_by(labels: Sequence[dict[str, Any]], paths: Sequence[Path],
+            versions: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The labels of replies the given runs hold (before :func:`latest` picks among them).
+
+    A chat change can bring an earlier reply back: the grounded Zoli turn 4 of the 18-topic
+    run is word for word the reply batch 6 rated, not the one batch 10 rated. Its latest
+    rating is then batch 6's. A label whose batch file is not given, or whose key no run
+    holds, is kept (the later check reports it).
+    """
+    drawn: dict[tuple[str, int], str] = {}
+    for path in paths:
+        number = re.fullmatch(r"batch(\d+)", path.stem)
+        if number:
+            for row in _read_jsonl(path):
+                drawn[(row["key"], int(number.group(1)))] = row["reply_sha"]
+    kept = []
+    for row in labels:
+        sha = drawn.get((row["key"], row.get("batch") or 0))
+        held = {reply_hash(t["reply"]) for t in versions.get(row["key"], [])}
+        if sha is None or not held or sha in held:
+            kept.append(row)
+    return kept
+
+
 def pick_samples(paths: Sequence[Path], labels: Sequence[dict[str, Any]]
                  ) -> list[dict[str, Any]]:
     """The sample rows of the labelled turns, each from the sample file of its label's batch.
@@ -353,11 +377,11 @@ def cmd_score(args: argparse.Namespace) -> int:
         labels = [row for row in labels if row["key"].split("|", 1)[0] in args.systems]
         if not labels:
             raise SystemExit(f"no labels of systems {args.systems} in {args.labels}")
+    versions = _versions_of(args.run_ids)
     if args.latest:
-        labels = latest(labels)
+        labels = latest(held_by(labels, args.samples, versions))
     labelled = {row["key"] for row in labels}
-    turns = {t["key"]: t for t in _checked(pick_samples(args.samples, labels),
-                                             _versions_of(args.run_ids))}
+    turns = {t["key"]: t for t in _checked(pick_samples(args.samples, labels), versions)}
     unknown = labelled - set(turns)
     if unknown:
         raise SystemExit(f"{len(unknown)} labelled turns are in no sample file (first: "

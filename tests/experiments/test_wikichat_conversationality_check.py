@@ -156,6 +156,23 @@ def test_latest_keeps_each_readers_rating_of_the_turns_latest_version() -> None:
     assert kept == [("A", "k1", 5), ("A", "k2", 4), ("B", "k1", 1)]
 
 
+def test_latest_skips_ratings_of_replies_the_runs_no_longer_hold(tmp_path: Path) -> None:
+    # k1's reply went A1. (batch 6) -> other (batch 10) -> A1. again: batch 6's rating is the
+    # latest of the reply the run holds. k2 was rated once, of a reply the run holds.
+    b6, b10 = tmp_path / "batch6.jsonl", tmp_path / "batch10.jsonl"
+    b6.write_text(f'{{"key": "k1", "reply_sha": "{C.reply_hash("A1.")}"}}\n'
+                  f'{{"key": "k2", "reply_sha": "{C.reply_hash("A2.")}"}}\n')
+    b10.write_text('{"key": "k1", "reply_sha": "other"}\n')
+    rows = [{"key": "k1", "reader": "A", "batch": 6}, {"key": "k1", "reader": "A", "batch": 10},
+            {"key": "k2", "reader": "A", "batch": 6}, {"key": "k3", "reader": "A", "batch": 6}]
+    versions = {"k1": [{"reply": "A1."}], "k2": [{"reply": "A2."}]}
+    held = C.held_by(rows, [b6, b10], versions)
+    # k3 is in no run and no batch file: kept, for the later check to report.
+    assert [(r["key"], r["batch"]) for r in C.latest(held)] == [("k1", 6), ("k2", 6), ("k3", 6)]
+    # Without the filter, batch 10's rating of a reply no run gives would be kept.
+    assert ("k1", 10) in [(r["key"], r["batch"]) for r in C.latest(rows)]
+
+
 def test_each_labelled_turn_comes_from_the_sample_file_of_its_batch(tmp_path: Path) -> None:
     old = tmp_path / "batch3.jsonl"
     new = tmp_path / "batch5.jsonl"
