@@ -421,8 +421,8 @@ def test_earlier_replies_count_together() -> None:
     refusal = ("What is its scientific name?", "I don't know: the passages I found (Kopua "
                "vermiculata) don't say that, and I'd rather not guess.")
     assert said_before(CLINGFISH, [family, refusal]) == []
-    # Nor does what a refusal quoted beside it: the run's turn 1 refused the scientific name
-    # and quoted the lead word for word (all 8 content words); turn 2's habitat answer, the
+    # Nor does what a refusal quoted beside it: the Table 1 run's turn 1 refused the scientific
+    # name and quoted the lead word for word (all 8 content words); turn 2's habitat answer, the
     # same sentence, was then dropped as a repeat and turn 2 refused too.
     quoted = ("What is Kopua vermiculata's scientific name?",
               "I don't know: the passages I found (Kopua vermiculata) don't say that, and I'd "

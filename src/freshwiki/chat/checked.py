@@ -356,7 +356,8 @@ def said_before(text: str, earlier: Earlier, subject: Set[str] = frozenset()) ->
     it turned answers into refusals: asked for the fish's scientific name, the reply refused
     and quoted the lead ("... found only around Japan"); asked for its habitat next, the
     answer "found only around Japan" was dropped as a repeat, and the reply refused again
-    (held-out topic 14; readers rated the turn relevant 2 and informational 1).
+    (the Kopua vermiculata conversation of the Table 1 runs; both readers rated the turn
+    relevant 2 and informational 2).
     """
     words = _stems(text)
     if len(words) < 3:
@@ -1066,8 +1067,9 @@ def abstain_text(reason: Literal["no_passages", "subject", "fact"], question: st
     (readers called the second identical refusal in a row formulaic and repetitive).
     ``said``: the conversation's earlier replies. The wording is the first of three (plain,
     "... either", a third) that none of them opens with: an answered turn between two
-    refusals is no reason to repeat the first word for word (held-out topic 13 did, and both
-    readers rated that turn non-repetitive 1). When all three were said, the preferred one.
+    refusals is no reason to repeat the first word for word (held-out topic 13, Free spectral
+    range, did, and both readers rated that turn non-repetitive 1). When all three were
+    said, the preferred one.
     """
     subject = " ".join(question.split())
     titles: list[str] = []
