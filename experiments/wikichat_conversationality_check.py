@@ -323,6 +323,12 @@ def latest(labels: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(kept.values())
 
 
+def batch_number(path: Path) -> int | None:
+    """The batch a sample file holds, from its name (``batch4.jsonl``: 4); else ``None``."""
+    number = re.fullmatch(r"batch(\d+)", path.stem)
+    return int(number.group(1)) if number else None
+
+
 def held_by(labels: Sequence[dict[str, Any]], paths: Sequence[Path],
             versions: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
     """The labels of replies the given runs hold (before :func:`latest` picks among them).
@@ -334,10 +340,10 @@ def held_by(labels: Sequence[dict[str, Any]], paths: Sequence[Path],
     """
     drawn: dict[tuple[str, int], str] = {}
     for path in paths:
-        number = re.fullmatch(r"batch(\d+)", path.stem)
-        if number:
+        batch = batch_number(path)
+        if batch is not None:
             for row in _read_jsonl(path):
-                drawn[(row["key"], int(number.group(1)))] = row["reply_sha"]
+                drawn[(row["key"], batch)] = row["reply_sha"]
     kept = []
     for row in labels:
         sha = drawn.get((row["key"], row.get("batch") or 0))
@@ -359,8 +365,7 @@ def pick_samples(paths: Sequence[Path], labels: Sequence[dict[str, Any]]
     wanted = {(row["key"], row.get("batch")) for row in labels}
     picked: dict[str, dict[str, Any]] = {}
     for path in paths:
-        number = re.fullmatch(r"batch(\d+)", path.stem)
-        batch = int(number.group(1)) if number else None
+        batch = batch_number(path)
         for row in _read_jsonl(path):
             if (row["key"], batch) in wanted or (batch is None and row["key"] in labelled):
                 picked[row["key"]] = row
