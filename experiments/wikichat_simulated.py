@@ -120,6 +120,32 @@ def tabulate(run: Any) -> dict[str, Any]:
     return table
 
 
+def topic_evidence(store: ResultsStore, run_id: str) -> dict[str, Any]:
+    """How much of each topic's own article the chat found: distinct passages, characters.
+
+    Read from the grounded run's traces (every passage retrieved in any turn of the topic's
+    conversation whose title is the topic). The paper's WikiChat retrieves from all of
+    Wikipedia; here the corpus holds what ``../shared`` has of each topic, so this says how
+    much there was to say before the chat could only repeat itself or refuse.
+    """
+    passages: dict[str, dict[str, int]] = {}
+    for sample_id, _template, _metadata, _text, trace in store.traces(run_id, key="chat"):
+        topic = sample_id.split("/", 1)[1]
+        seen = passages.setdefault(topic, {})
+        for turn in (trace or {}).get("turns", []):
+            for p in turn.get("trace", {}).get("chat", {}).get("passages", []):
+                if p.get("title") == topic:
+                    seen[p["passage_id"]] = len(p.get("text", ""))
+    counts = [len(v) for v in passages.values()]
+    chars = [sum(v.values()) for v in passages.values()]
+    if not counts:
+        return {}
+    return {"topics": len(counts), "passages_mean": sum(counts) / len(counts),
+            "passages_max": max(counts), "topics_with_one_passage_or_none":
+            sum(c <= 1 for c in counts), "characters_mean": sum(chars) / len(chars),
+            "characters_max": max(chars)}
+
+
 def goals(tables: dict[str, dict[str, Any]], grounded: str, rag: str) -> dict[str, Any]:
     """Issue 35's goals: grounded factuality >= rag's per kind; ratings within .5 of rag's."""
     out: dict[str, Any] = {}
@@ -262,6 +288,10 @@ def main() -> int:
             tables[label] = tabulate(store.load_run(summary.info.run_id))
     labels = {r["system"] + ("/" + str(r["options"].get("mode")) if r["options"].get("mode")
                              else ""): r["label"] for r in runs}
+    grounded_run = next((r["run_id"] for r in runs if r["system"] == "grounded"
+                         and not r["options"].get("mode") and r["label"] in tables), None)
+    with ResultsStore(default_results_path(settings)) as store:
+        evidence = topic_evidence(store, grounded_run) if grounded_run else {}
     conversational = conversationality_status(args.readers)
     result = {
         "evalset": str(args.evalset.resolve().relative_to(ROOT)),
@@ -272,6 +302,7 @@ def main() -> int:
         "conversationality_judge": conversational,
         "goals_readers": readers_goals(conversational, labels.get("grounded", ""),
                                        labels.get("rag", "")),
+        "topic_evidence": evidence,
     }
     write_result(args.out, result, data=data_provenance(
         {"real": 1.0}, sample="n/a (nothing trained or tuned on these conversations)",

@@ -285,3 +285,28 @@ def test_readers_goals_average_the_readers_and_allow_half_a_point() -> None:
     assert out["relevant"]["gap"] == pytest.approx(-0.6) and out["relevant"]["met"] is False
     assert out["turns"] == {"grounded": 30, "rag": 30}
     assert S.readers_goals(status, "g", "missing") == {}
+
+
+class _Traces:
+    """A store holding two conversations' traces, as the grounded run stores them."""
+
+    def traces(self, run_id: str, *, key: str | None = None) -> Any:
+        def turn(*passages: tuple[str, str, str]) -> dict[str, Any]:
+            return {"trace": {"chat": {"passages": [
+                {"passage_id": pid, "title": title, "text": text}
+                for pid, title, text in passages]}}}
+        yield ("tail/Kopua", "chat", {}, "", {"turns": [
+            turn(("k0", "Kopua", "abcd"), ("x0", "Other", "zzzzzzzz")),
+            turn(("k0", "Kopua", "abcd")),  # the same passage again counts once
+        ]})
+        yield ("head/Pyro", "chat", {}, "", {"turns": [
+            turn(("p0", "Pyro", "abcdefghij")), turn(("p1", "Pyro", "ab"))]})
+
+
+def test_topic_evidence_counts_distinct_passages_of_the_topics_own_article() -> None:
+    found = S.topic_evidence(_Traces(), "r")
+    # Kopua: one passage of 4 characters (the other article's is not counted); Pyro: two
+    # passages, 10 + 2 characters. Means: (1 + 2) / 2 passages, (4 + 12) / 2 characters.
+    assert found == {"topics": 2, "passages_mean": 1.5, "passages_max": 2,
+                     "topics_with_one_passage_or_none": 1, "characters_mean": 8.0,
+                     "characters_max": 12}
