@@ -97,6 +97,21 @@ def test_the_value_must_stand_with_its_relation(leads: dict[str, str]) -> None:
                              "Cup title."
 
 
+def test_the_place_in_a_series_is_not_taken_on_a_paraphrase(leads: dict[str, str]) -> None:
+    song = lead(leads, "Yes, And?")
+    # The lead (read by hand): "... released ... as the lead single from her seventh studio
+    # album Eternal Sunshine (2024)". The grounded run released "second", "third" and
+    # "fourth single" for it, each as "relation in other words (missing 'second')".
+    for place in ("second", "third", "fourth"):
+        claim = f'The album\'s {place} single was "Yes, And?".'
+        found = best_statement(claim, f"What was the album's {place} single?", [song])
+        assert found is not None and found.strong_missing == (place,) and not found.holds
+    # "lead single" is its first single.
+    first = best_statement('Its first single was "Yes, And?".',
+                           "What was the album's first single?", [song])
+    assert first is not None and first.holds
+
+
 def test_coining_a_term_is_a_strong_relation(leads: dict[str, str]) -> None:
     # "Girls Names was a band from Belfast ... formed in 2009 by Cathal Cully and Neil
     # Brogan." Forming a band is not coining a term: the missing "coined" must not pass.
