@@ -220,6 +220,12 @@ def test_when_nothing_passes_the_evidence_sentence_is_quoted_word_for_word() -> 
         "became the most visited BitTorrent directory in the world, overtaking The Pirate Bay, "
         "according to the site's Alexa ranking.” [1]")
     assert quoted.as_check().verdict == "SUPPORTS"
+    # Not again once an earlier reply gave that sentence (here as the quote itself), but still
+    # after replies that said something else.
+    quoted_before = [("When was KAT most visited?", quoted.released)]
+    assert fallback_quote(checks, question, book, quoted_before) is None
+    other_reply = [("Who founded it?", "It was founded by Artem Vaulin [1].")]
+    assert fallback_quote(checks, question, book, other_reply) is not None
     # A sentence dropped for not giving what was asked is not quoted in its place.
     checks[0].reason = OFF_TARGET
     assert fallback_quote(checks, question, book) is None

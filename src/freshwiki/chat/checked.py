@@ -939,8 +939,8 @@ def disagreement_note(found: Disagreement, book: PassageBook) -> str:
             f"{found.other_value} [{book.number(found.other)}{dated(found.other)}].")
 
 
-def fallback_quote(checks: Sequence[SentenceCheck], question: str, book: PassageBook
-                   ) -> SentenceCheck | None:
+def fallback_quote(checks: Sequence[SentenceCheck], question: str, book: PassageBook,
+                   earlier: Earlier = ()) -> SentenceCheck | None:
     """When no sentence passed: the evidence sentence a dropped one rested on, word for word.
 
     Only for a sentence dropped for how it *said* its value, not for the value: every value
@@ -951,8 +951,12 @@ def fallback_quote(checks: Sequence[SentenceCheck], question: str, book: Passage
     checked by construction; it answers in the passage's words rather than the model's.
     Held-out replies withheld right answers this way ("the word 'freak' was first attested
     in the sense of ..." for a lead that says "This definition was first attested ...").
+    A sentence that ``earlier`` replies (refusals' quotes included) mostly said already is not
+    quoted again: on The Ballad of Songbirds & Snakes the plot sentence, quoted beside a
+    refusal and then given as an answer, came back word for word in the next two turns.
     """
     asked = _question_words(question)
+    known = {w for pair in earlier for w in _stems(strip_markers(pair[1]))}
     for check in checks:
         found = check.statement
         if (check.status != "dropped" or check.correction or check.unstated or found is None
@@ -966,6 +970,9 @@ def fallback_quote(checks: Sequence[SentenceCheck], question: str, book: Passage
         words = {stem(w) for w in content_words(sentence)}
         if not any(alike(a, w) for a in asked for w in words):
             continue
+        said = _stems(sentence)
+        if known and 2 * len(said - known) < len(said):
+            continue  # mostly said in earlier replies: a repeat, not an answer
         evidence = found.evidence
         quoted = SentenceCheck(check.index, sentence, sentence, sentence, found,
                                list(check.values), "copied",

@@ -496,7 +496,7 @@ class GroundedChat:
             if check.status in ("dropped", "abstain"):
                 turn.removed.append(check.raw)
         if not "".join(turn.text).strip():
-            quoted = ck.fallback_quote(checks, question, turn.book)
+            quoted = ck.fallback_quote(checks, question, turn.book, earlier)
             if quoted is None:
                 yield self._abstain(turn, "fact", question, ck.unmentioned(question, passages),
                                     covered.about)
