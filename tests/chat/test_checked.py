@@ -567,3 +567,33 @@ def test_no_refusal_repeats_an_earlier_one_word_for_word() -> None:
     assert subject == ("Still nothing on “X 2031”: I can't answer that from the Wikipedia "
                        "passages I found (the closest were KickassTorrents).")
     assert only_abstains(subject)
+
+
+# Held-out WikiChat topics 23 and 24 (grounded run b172992b8496), as the run held them; the
+# titles are the real articles', the replies the run's own.
+COPA = Evidence("c", "2004 Copa Colsanitas Seguros Bolívar", (), "x")
+VOICE = Evidence("v", "The Voice (American TV series) season 25", (), "x")
+
+
+def test_a_repeat_that_gives_a_newly_asked_kind_of_value_is_an_answer() -> None:
+    held = ("The 2004 Copa Colsanitas Seguros Bolívar was held at the Club Campestre El Rancho "
+            "in Bogotá, Colombia.")
+    earlier = [("When was the 2004 Copa Colsanitas Seguros Bolívar held?",
+                "The winner of the 2004 Copa Colsanitas Seguros Bolívar was Fabiola Zuluaga "
+                "[1]. The tournament was held from 23 February through 29 February 2004 at the "
+                "Club Campestre El Rancho in Bogotá, Colombia [1].")]
+    # "location" asks for a place, which the "when" question did not, and the sentence has one.
+    assert not repeats_earlier(held, "location of the 2004 Copa Colsanitas Seguros Bolívar",
+                               earlier, [COPA])
+    # A question asking no new kind still gets no repeat.
+    assert repeats_earlier(held, "format of the 2004 Copa Colsanitas Seguros Bolívar",
+                           earlier, [COPA])
+
+
+def test_an_edition_in_words_is_not_what_a_question_asks() -> None:
+    premiere = "The twenty-fifth season of The Voice premiered on February 26, 2024, on NBC."
+    earlier = [("When did the twenty-fifth season of The Voice premiere?", premiere + " [1]")]
+    # By hand: without "fifth" the theme question asks {theme} alone, which the premiere
+    # sentence does not hold, so it is a repeat; with it, half the question looked asked before.
+    assert repeats_earlier(premiere, "theme of the twenty-fifth season of The Voice", earlier,
+                           [VOICE])

