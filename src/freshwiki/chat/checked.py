@@ -81,6 +81,7 @@ from freshwiki.chat.facts import passage_entry
 from freshwiki.chat.guard import pieces
 from freshwiki.chat.predicate import (
     DIRECTIONS,
+    ORDINALS,
     STRONG,
     Statement,
     alike,
@@ -1070,13 +1071,6 @@ def unmentioned(question: str, passages: Sequence[Evidence]) -> list[str]:
     return [s for s in key_spans(question) if not any(stated(s, t) for t in texts)][:2]
 
 
-_ORDINAL_WORDS = frozenset({
-    "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth",
-    "tenth", "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth",
-    "seventeenth", "eighteenth", "nineteenth", "twentieth", "thirtieth", "fortieth", "fiftieth",
-    "sixtieth", "seventieth", "eightieth", "ninetieth", "hundredth"})
-
-
 def _question_words(question: str) -> set[str]:
     """The question's own words besides its names, dates and numbers, as stems.
 
@@ -1087,7 +1081,7 @@ def _question_words(question: str) -> set[str]:
     named = {w for span in key_spans(question) for w in content_words(span)}
     return {stem(w) for w in content_words(question)
             if w not in named and w not in STOPWORDS and len(w) > 3
-            and w not in NUMBER_WORDS and w not in _ORDINAL_WORDS}
+            and w not in NUMBER_WORDS and w not in ORDINALS}
 
 
 def abstain_text(reason: Literal["no_passages", "subject", "fact"], question: str,

@@ -92,8 +92,11 @@ _LIFE_SPAN = re.compile(
 _BORN = re.compile(r"\((?:born|b\.)\s+[^()]*\d{3,4}[^()]*\)", re.IGNORECASE)
 
 
-ORDINALS = frozenset({"first", "second", "third", "fourth", "fifth", "sixth", "seventh",
-                      "eighth", "ninth", "tenth"})
+ORDINALS = frozenset({
+    "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth",
+    "tenth", "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth",
+    "seventeenth", "eighteenth", "nineteenth", "twentieth", "thirtieth", "fortieth", "fiftieth",
+    "sixtieth", "seventieth", "eightieth", "ninetieth", "hundredth"})
 """Which one of a series a sentence says its value is: never taken on a paraphrase either.
 Asked for an album's second, third and fourth singles, the small model named the lead single
 each time, and "relation in other words (missing 'second')" released all three (in sample,
