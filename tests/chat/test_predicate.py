@@ -112,6 +112,19 @@ def test_the_place_in_a_series_is_not_taken_on_a_paraphrase(leads: dict[str, str
     assert first is not None and first.holds
 
 
+def test_an_ordinal_in_digits_states_the_same_ordinal_in_words() -> None:
+    # "25th" is "twenty-fifth": the place in a series written either way is stated, and
+    # another place is still missing.
+    season = Evidence("v", "The Voice (American TV series) season 25", (),
+                      "The 25th season of The Voice premiered on February 26, 2024, on NBC.")
+    same = best_statement("The twenty-fifth season of The Voice premiered on February 26, "
+                          "2024.", "When did it premiere?", [season])
+    assert same is not None and same.strong_missing == ()
+    other = best_statement("The twenty-fourth season of The Voice premiered on February 26, "
+                           "2024.", "When did it premiere?", [season])
+    assert other is not None and other.strong_missing == ("fourth",)
+
+
 def test_coining_a_term_is_a_strong_relation(leads: dict[str, str]) -> None:
     # "Girls Names was a band from Belfast ... formed in 2009 by Cathal Cully and Neil
     # Brogan." Forming a band is not coining a term: the missing "coined" must not pass.

@@ -217,7 +217,27 @@ def _evidence_words(text: str) -> set[str]:
         words.add("birth")
     if _FIRST.search(text):
         words.add("first")  # "released ... as the lead single": its first single
+    for match in _DIGIT_ORDINAL.finditer(text):  # "the 25th season" states "fifth"
+        words.add(_ordinal_word(int(match.group(1))))
     return words
+
+
+_DIGIT_ORDINAL = re.compile(r"\b(\d+)(?:st|nd|rd|th)\b", re.IGNORECASE)
+_UNIT_ORDINALS = ("", "first", "second", "third", "fourth", "fifth", "sixth", "seventh",
+                  "eighth", "ninth")
+_TEEN_ORDINALS = ("tenth", "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth",
+                  "sixteenth", "seventeenth", "eighteenth", "nineteenth")
+_TENS_ORDINALS = ("", "tenth", "twentieth", "thirtieth", "fortieth", "fiftieth", "sixtieth",
+                  "seventieth", "eightieth", "ninetieth")
+
+
+def _ordinal_word(number: int) -> str:
+    """The last word of ``number`` as an ordinal in words: 25 → "fifth", 12 → "twelfth"."""
+    if 10 <= number % 100 <= 19:
+        return _TEEN_ORDINALS[number % 100 - 10]
+    if number % 10:
+        return _UNIT_ORDINALS[number % 10]
+    return _TENS_ORDINALS[number % 100 // 10] if number % 100 else "hundredth"
 
 
 _FIRST = re.compile(r"(?i)\b(?:lead single|debut|inaugural|maiden|earliest)\b")
