@@ -92,11 +92,13 @@ _LIFE_SPAN = re.compile(
 _BORN = re.compile(r"\((?:born|b\.)\s+[^()]*\d{3,4}[^()]*\)", re.IGNORECASE)
 
 
-ORDINALS = frozenset({
-    "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth",
-    "tenth", "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth",
-    "seventeenth", "eighteenth", "nineteenth", "twentieth", "thirtieth", "fortieth", "fiftieth",
-    "sixtieth", "seventieth", "eightieth", "ninetieth", "hundredth"})
+_UNIT_ORDINALS = ("", "first", "second", "third", "fourth", "fifth", "sixth", "seventh",
+                  "eighth", "ninth")
+_TEEN_ORDINALS = ("tenth", "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth",
+                  "sixteenth", "seventeenth", "eighteenth", "nineteenth")
+_TENS_ORDINALS = ("", "tenth", "twentieth", "thirtieth", "fortieth", "fiftieth", "sixtieth",
+                  "seventieth", "eightieth", "ninetieth")
+ORDINALS = frozenset(_UNIT_ORDINALS[1:] + _TEEN_ORDINALS + _TENS_ORDINALS[1:] + ("hundredth",))
 """Which one of a series a sentence says its value is: never taken on a paraphrase either.
 Asked for an album's second, third and fourth singles, the small model named the lead single
 each time, and "relation in other words (missing 'second')" released all three (in sample,
@@ -223,12 +225,6 @@ def _evidence_words(text: str) -> set[str]:
 
 
 _DIGIT_ORDINAL = re.compile(r"\b(\d+)(?:st|nd|rd|th)\b", re.IGNORECASE)
-_UNIT_ORDINALS = ("", "first", "second", "third", "fourth", "fifth", "sixth", "seventh",
-                  "eighth", "ninth")
-_TEEN_ORDINALS = ("tenth", "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth",
-                  "sixteenth", "seventeenth", "eighteenth", "nineteenth")
-_TENS_ORDINALS = ("", "tenth", "twentieth", "thirtieth", "fortieth", "fiftieth", "sixtieth",
-                  "seventieth", "eightieth", "ninetieth")
 
 
 def _ordinal_word(number: int) -> str:
