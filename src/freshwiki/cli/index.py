@@ -20,11 +20,16 @@ def index_build(
     all_revisions: Annotated[bool, typer.Option(
         help="Index every stored revision, not only each page's latest.")] = False,
     overwrite: Annotated[bool, typer.Option(help="Replace an existing index.")] = False,
+    embedder_runtime: Annotated[str | None, typer.Option(
+        help="torch, onnx or onnx-int8 (default: the embedder_runtime setting, torch). The "
+        "index keeps the runtime it was built with; its queries are embedded the same way.")
+    ] = None,
 ) -> None:
     """Index the corpus's passages: BM25 + dense embeddings, persisted for `freshwiki search`."""
-    from freshwiki.retrieval import HybridIndex, default_index_dir
+    from freshwiki.retrieval import Embedder, HybridIndex, default_index_dir
 
     settings = state.resolved().settings
+    embedder = Embedder.default(settings, embedder_runtime)
     directory = default_index_dir(settings, name)
     with open_corpus_or_fail(settings) as store:
         total = store.counts()["passages"]
@@ -36,7 +41,7 @@ def index_build(
                             total=of if of is not None else total)
 
             index = HybridIndex.build(store.passages(latest_only=not all_revisions), directory,
-                                      progress=report, overwrite=overwrite)
+                                      embedder=embedder, progress=report, overwrite=overwrite)
     stats = index.stats()
     index.close()
     out.print(f"[green]✓[/green] index {name!r} at {directory}: "

@@ -30,10 +30,12 @@ from freshwiki.retrieval._dense import DenseIndex
 from freshwiki.retrieval._embed import (
     DIMENSION,
     MODEL_NAME,
+    RUNTIMES,
     Embedder,
     EmbeddingCache,
     default_cache_path,
     model_directory,
+    runtime_name,
 )
 from freshwiki.retrieval._errors import IndexNotFoundError, RetrievalError
 from freshwiki.retrieval._fusion import FUSION_METHODS, FusionMethod, fuse
@@ -57,6 +59,7 @@ __all__ = [
     "FUSION_METHODS",
     "METHODS",
     "MODEL_NAME",
+    "RUNTIMES",
     "USER_INDEX",
     "BM25Index",
     "DenseIndex",
@@ -87,6 +90,7 @@ __all__ = [
     "open_search_index",
     "rerank_order",
     "resolve_index_name",
+    "runtime_name",
     "shared_snapshot_indexes",
     "time_scores",
 ]
