@@ -37,6 +37,7 @@ from freshwiki.retrieval._embed import (
     model_directory,
     runtime_name,
 )
+from freshwiki.retrieval._embed_ray import embed_on_ray
 from freshwiki.retrieval._errors import IndexNotFoundError, RetrievalError
 from freshwiki.retrieval._fusion import FUSION_METHODS, FusionMethod, fuse
 from freshwiki.retrieval._hybrid import (
@@ -82,6 +83,7 @@ __all__ = [
     "default_corpus_path",
     "default_corpus_sources",
     "default_index_dir",
+    "embed_on_ray",
     "extract_years",
     "fuse",
     "has_index",
