@@ -218,7 +218,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--work", type=Path, default=DEFAULT_WORK,
                         help="vector caches of the quality check (kept between runs)")
     parser.add_argument("--out", type=Path, default=RESULT)
-    parser.add_argument("--allow-dirty", action="store_true")
     args = parser.parse_args(argv)
 
     cores = os.cpu_count() or 1
@@ -256,7 +255,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "script's doc for the one speed choice)",
         sources="../shared/data/wikipedia/topics (10,419 WikiChat topic leads) and "
         "../shared/data/wikicontradict (paragraphs and questions), CC BY-SA")
-    write_result(args.out, result, data=data, allow_dirty=args.allow_dirty)
+    write_result(args.out, result, data=data)
     console.print(f"wrote {args.out}")
 
 
