@@ -135,6 +135,12 @@ class Settings:
         metadata={"help": "SearXNG instance (http://HOST:PORT, JSON output enabled) the "
                   "search agent's web backend searches (--option backend=searxng)."},
     )
+    embedder_runtime: str = field(
+        default="torch",
+        metadata={"help": "How new indexes embed passages: torch, onnx (the same float model "
+                  "under ONNX Runtime) or onnx-int8 (its weights in int8: faster, vectors "
+                  "slightly off). An index keeps the runtime it was built with."},
+    )
     data_dir: Path = field(
         default_factory=_default_data_dir,
         metadata={"help": "Folder of real public data (topics, WikiContradict, dumps); "

@@ -30,11 +30,14 @@ from freshwiki.retrieval._dense import DenseIndex
 from freshwiki.retrieval._embed import (
     DIMENSION,
     MODEL_NAME,
+    RUNTIMES,
     Embedder,
     EmbeddingCache,
     default_cache_path,
     model_directory,
+    runtime_name,
 )
+from freshwiki.retrieval._embed_ray import embed_on_ray
 from freshwiki.retrieval._errors import IndexNotFoundError, RetrievalError
 from freshwiki.retrieval._fusion import FUSION_METHODS, FusionMethod, fuse
 from freshwiki.retrieval._hybrid import (
@@ -57,6 +60,7 @@ __all__ = [
     "FUSION_METHODS",
     "METHODS",
     "MODEL_NAME",
+    "RUNTIMES",
     "USER_INDEX",
     "BM25Index",
     "DenseIndex",
@@ -79,6 +83,7 @@ __all__ = [
     "default_corpus_path",
     "default_corpus_sources",
     "default_index_dir",
+    "embed_on_ray",
     "extract_years",
     "fuse",
     "has_index",
@@ -87,6 +92,7 @@ __all__ = [
     "open_search_index",
     "rerank_order",
     "resolve_index_name",
+    "runtime_name",
     "shared_snapshot_indexes",
     "time_scores",
 ]

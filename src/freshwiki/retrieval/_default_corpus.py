@@ -18,7 +18,7 @@ from freshwiki.corpus.store import CorpusStore
 from freshwiki.errors import FreshwikiError
 from freshwiki.retrieval._embed import Embedder
 from freshwiki.retrieval._errors import IndexNotFoundError
-from freshwiki.retrieval._hybrid import MANIFEST, HybridIndex, default_index_dir
+from freshwiki.retrieval._hybrid import MANIFEST, HybridIndex, default_index_dir, index_content
 
 TOPIC_FILES = ("head_articles_en.json", "tail_articles_en.json", "recent_articles_en.json")
 """The WikiChat topic sets: popular, rarely viewed and recently created articles."""
@@ -82,18 +82,32 @@ def open_search_index(
         FreshwikiError: a named index that does not exist (with the command that builds it),
             or missing topic files for the default corpus.
     """
-    embedder = Embedder.default(settings)
     name = resolve_index_name(settings, name)
     if name == DEFAULT_INDEX:
-        return build_default_index(settings, progress=progress, embedder=embedder)
+        return build_default_index(settings, progress=progress)
+    directory = default_index_dir(settings, name)
     try:
-        return HybridIndex.load(default_index_dir(settings, name), embedder=embedder)
+        return HybridIndex.load(directory, embedder=_embedder_of(settings, directory))
     except IndexNotFoundError as exc:
         raise FreshwikiError(
             exc.message,
             hint=f"build it with `freshwiki index build --name {name}` "
             "(after `freshwiki corpus ingest PATH`).",
         ) from exc
+
+
+def _embedder_of(settings: Settings, directory: Path) -> Embedder:
+    """The embedder of the runtime the index in ``directory`` was built with.
+
+    So a changed ``embedder_runtime`` setting never leaves an older index unsearchable: its
+    queries are still embedded as its passages were. The configured runtime when there is
+    no index yet.
+    """
+    try:
+        name = str(index_content(directory)["embedder"]["name"])
+    except IndexNotFoundError:
+        return Embedder.default(settings)
+    return Embedder.named(name, settings)
 
 
 def build_default_index(
@@ -107,12 +121,14 @@ def build_default_index(
 
     An interrupted build leaves no index manifest, so the next call simply builds again:
     ingesting is idempotent and embeddings already computed come from the embedding cache.
+    Without ``embedder``, an existing index embeds queries with the runtime it was built
+    with, and a new one is built with the configured runtime.
     """
-    embedder = embedder or Embedder.default(settings)
     directory = default_index_dir(settings, DEFAULT_INDEX)
     if not rebuild:
         try:
-            return HybridIndex.load(directory, embedder=embedder)
+            return HybridIndex.load(directory,
+                                    embedder=embedder or _embedder_of(settings, directory))
         except IndexNotFoundError:
             pass
     sources = default_corpus_sources(settings)
@@ -123,5 +139,6 @@ def build_default_index(
             if progress:
                 progress(f"reading {source.name}", number, len(sources))
             ingest(source, store, workers=1)
-        return HybridIndex.build(store.passages(latest_only=True), directory, embedder=embedder,
+        return HybridIndex.build(store.passages(latest_only=True), directory,
+                                 embedder=embedder or Embedder.default(settings),
                                  progress=progress, overwrite=True)

@@ -21,6 +21,7 @@ encoder is the largest share of a hybrid query's latency.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import sqlite3
 import threading
@@ -36,15 +37,25 @@ import numpy.typing as npt
 from freshwiki.config import Settings
 from freshwiki.records import Passage
 from freshwiki.retrieval._content import embedder_weights
+from freshwiki.retrieval._embed_onnx import FILES as ONNX_FILES
+from freshwiki.retrieval._embed_onnx import OnnxEncoder
 from freshwiki.retrieval._errors import RetrievalError
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIMENSION = 384
+RUNTIMES = ("torch", *ONNX_FILES)
+"""How passages are embedded: ``torch`` (the default), ``onnx`` (the same float model under
+ONNX Runtime) or ``onnx-int8`` (its weights in int8); see :mod:`freshwiki.retrieval.
+_embed_onnx`."""
 
 EmbedProgress = Callable[[int, int], None]
 """Called with (passages embedded so far, passages to embed) after each chunk."""
 
 Vectors = npt.NDArray[np.float32]
+
+_log = logging.getLogger(__name__).warning
+"""One-off notices the user should see without configuring logging (Python prints warnings
+to stderr by default): the ONNX runtimes' export."""
 
 
 def model_directory() -> Path:
@@ -69,9 +80,35 @@ def model_directory() -> Path:
     return folder
 
 
-def default_cache_path(settings: Settings) -> Path:
-    """Where passage embeddings are cached by default: under ``home``, shared by indexes."""
-    return settings.home / "cache" / "embeddings" / f"{MODEL_NAME}.sqlite"
+def runtime_name(runtime: str) -> str:
+    """The embedder's name for ``runtime``, as indexes record it.
+
+    Each runtime's vectors differ from the others' (int8 slightly, ONNX float by rounding),
+    so an index and its queries must use the same runtime, and the name tells them apart.
+    """
+    if runtime not in RUNTIMES:
+        raise RetrievalError(
+            f"unknown embedder runtime {runtime!r}",
+            hint=f"use one of {', '.join(RUNTIMES)} (setting embedder_runtime).",
+        )
+    return MODEL_NAME if runtime == "torch" else f"{MODEL_NAME}+{runtime}"
+
+
+def runtime_of(name: str) -> str:
+    """The runtime of an embedder name recorded in an index (see :func:`runtime_name`)."""
+    for runtime in RUNTIMES:
+        if runtime_name(runtime) == name:
+            return runtime
+    raise RetrievalError(
+        f"this freshwiki has no embedder named {name!r}",
+        hint=f"the index was built by another version; rebuild it (embedders: "
+        f"{', '.join(runtime_name(r) for r in RUNTIMES)}).",
+    )
+
+
+def default_cache_path(settings: Settings, runtime: str = "torch") -> Path:
+    """Where passage embeddings are cached by default: under ``home``, one file per runtime."""
+    return settings.home / "cache" / "embeddings" / f"{runtime_name(runtime)}.sqlite"
 
 
 @contextmanager
@@ -175,11 +212,15 @@ class Embedder:
             thread vs ~25/s at 64): less padding, and activations stay in cache.
         device: Torch device; the project targets CPU.
         query_cache_size: Query vectors kept in memory.
-        threads: Torch threads for batch encoding (default: one per core); single queries
+        threads: Threads for batch encoding (default: one per core); single queries
             always use one (see :func:`torch_threads`).
+        runtime: ``torch``, ``onnx`` or ``onnx-int8`` (see :data:`RUNTIMES`).
+        models_dir: Where the ONNX runtimes keep the models they export (once) from the
+            packaged weights; required for them.
     """
 
     name = MODEL_NAME
+    """The float embedder's name; an instance of another runtime has its own."""
     dimension = DIMENSION
 
     def __init__(
@@ -190,12 +231,24 @@ class Embedder:
         device: str = "cpu",
         query_cache_size: int = 1024,
         threads: int | None = None,
+        runtime: str = "torch",
+        models_dir: Path | None = None,
     ) -> None:
+        self.name = runtime_name(runtime)
+        if runtime != "torch" and models_dir is None:
+            raise RetrievalError(
+                f"the {runtime} embedder needs a models folder for its exported model",
+                hint="pass models_dir (Settings.models_dir), or use Embedder.default(settings).",
+            )
+        self.runtime = runtime
+        self.models_dir = models_dir
         self.batch_size = batch_size
         self.threads = threads or os.cpu_count() or 1
         self.device = device
-        self.cache = EmbeddingCache(cache_path) if cache_path is not None else None
+        self.cache = (EmbeddingCache(cache_path, model=self.name)
+                      if cache_path is not None else None)
         self._model: Any = None
+        self._onnx: OnnxEncoder | None = None
         self._fast: tuple[Any, ...] | None = None
         self._load_lock = threading.Lock()
         self._queries: OrderedDict[str, Vectors] = OrderedDict()
@@ -204,15 +257,40 @@ class Embedder:
         self.embedded = 0
         """Texts this embedder actually ran through the model (cache misses), for reports."""
 
-    @staticmethod
-    def weights_identity() -> str | None:
-        """The weights' identity (``sha256:HEX``), recorded in an index's content digest."""
-        return embedder_weights()
+    def weights_identity(self) -> str | None:
+        """The weights' identity (``sha256:HEX``), recorded in an index's content digest.
+
+        For torch the packaged safetensors, for the ONNX runtimes the exported file.
+        """
+        if self.runtime == "torch":
+            return embedder_weights()
+        return self._onnx_encoder().weights
 
     @classmethod
-    def default(cls, settings: Settings) -> Embedder:
-        """An embedder caching passage vectors under ``settings.home``."""
-        return cls(default_cache_path(settings))
+    def default(cls, settings: Settings, runtime: str | None = None) -> Embedder:
+        """An embedder caching passage vectors under ``settings.home``.
+
+        ``runtime`` defaults to the ``embedder_runtime`` setting.
+        """
+        runtime = runtime or settings.embedder_runtime
+        return cls(default_cache_path(settings, runtime), runtime=runtime,
+                   models_dir=settings.models_dir)
+
+    @classmethod
+    def named(cls, name: str, settings: Settings) -> Embedder:
+        """The default embedder named ``name`` (as an index's manifest records it).
+
+        Whatever the setting says now: queries must be embedded as the passages were.
+        """
+        return cls.default(settings, runtime_of(name))
+
+    def _onnx_encoder(self) -> OnnxEncoder:
+        with self._load_lock:
+            if self._onnx is None:
+                assert self.models_dir is not None  # checked in __init__
+                self._onnx = OnnxEncoder(self.models_dir, model_directory(), self.runtime,
+                                         threads=self.threads, log=_log)
+            return self._onnx
 
     def _load(self) -> Any:
         with self._load_lock:
@@ -242,6 +320,10 @@ class Embedder:
         """Embed texts (no cache): an (n, 384) float32 array of unit vectors."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
+        if self.runtime != "torch":
+            encoded = self._onnx_encoder().encode(texts)
+            self.embedded += len(texts)
+            return encoded
         model = self._load()
         with torch_threads(self.threads if len(texts) > 1 else 1):
             vectors = model.encode(
@@ -272,6 +354,9 @@ class Embedder:
         return self._fast or None
 
     def _encode_one(self, text: str) -> Vectors:
+        if self.runtime != "torch":
+            one: Vectors = self.encode([text])[0]
+            return one
         fast = self._fast_path()
         if fast is None:
             first: Vectors = self.encode([text])[0]

@@ -233,8 +233,10 @@ class HybridIndex:
         table: PassageTable,
         embedder: Embedder | None,
         generation: int = 0,
+        embedder_name: str = Embedder.name,
     ) -> None:
         self.directory = directory
+        self._embedder_name = embedder.name if embedder is not None else embedder_name
         self.config = config
         self._bm25 = bm25
         self._dense = dense
@@ -346,6 +348,7 @@ class HybridIndex:
             table=PassageTable.load(directory / TABLE_DB, gen / "table"),
             embedder=embedder,
             generation=generation,
+            embedder_name=str(manifest["embedder"]["name"]),
         )
         content = manifest.get("content")
         index._content = dict(content) if isinstance(content, dict) else None
@@ -404,7 +407,8 @@ class HybridIndex:
         elif previous is not None:
             embedder = dict(previous["embedder"])
         else:
-            embedder = embedder_identity(Embedder.name, self._dense.dimension, embedder_weights())
+            packaged = embedder_weights() if self._embedder_name == Embedder.name else None
+            embedder = embedder_identity(self._embedder_name, self._dense.dimension, packaged)
         return content_record(count, chain, embedder, dataclasses.asdict(self.config))
 
     @property
@@ -431,13 +435,14 @@ class HybridIndex:
     def embedder(self) -> Embedder:
         """The embedder, created on first use when the index was loaded without one."""
         if self._embedder is None:
-            self._embedder = Embedder.default(load_settings().settings)
+            # the embedder the passages were embedded with, whatever the setting says now
+            self._embedder = Embedder.named(self._embedder_name, load_settings().settings)
         return self._embedder
 
     @property
     def embedder_name(self) -> str:
         """Name of the embedding model the dense index was built with."""
-        return Embedder.name if self._embedder is None else self._embedder.name
+        return self._embedder_name if self._embedder is None else self._embedder.name
 
     @property
     def dense_kind(self) -> str:
