@@ -13,10 +13,11 @@ import pytest
 pytestmark = pytest.mark.e2e
 
 
-def fw(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def fw(home: Path, *args: str, env: dict[str, str] | None = None
+       ) -> subprocess.CompletedProcess[str]:
     exe = str(Path(sys.executable).with_name("freshwiki"))
     return subprocess.run([exe, "--home", str(home), *args], capture_output=True, text=True,
-                          timeout=600)
+                          timeout=600, env=env)
 
 
 def test_ingest_index_and_search_real_leads(shared_data: Path, tmp_path: Path) -> None:
@@ -55,9 +56,7 @@ def test_an_index_built_with_the_int8_runtime_is_searched_with_it(shared_data: P
     env = {**os.environ, "FRESHWIKI_MODELS_DIR": str(tmp_path / "models")}
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
-        exe = str(Path(sys.executable).with_name("freshwiki"))
-        return subprocess.run([exe, "--home", str(home), *args], capture_output=True,
-                              text=True, timeout=600, env=env)
+        return fw(home, *args, env=env)
 
     assert run("corpus", "ingest", str(topics), "--workers", "1").returncode == 0
     bad = run("index", "build", "--name", "fast", "--embedder-runtime", "fp8")
@@ -88,9 +87,7 @@ def test_index_build_on_ray_embeds_there_and_indexes_every_passage(shared_data: 
     env = {**os.environ, "RAY_ADDRESS": "local", "FRESHWIKI_MODELS_DIR": str(tmp_path / "m")}
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
-        exe = str(Path(sys.executable).with_name("freshwiki"))
-        return subprocess.run([exe, "--home", str(home), *args], capture_output=True,
-                              text=True, timeout=600, env=env)
+        return fw(home, *args, env=env)
 
     assert run("corpus", "ingest", str(topics), "--workers", "1").returncode == 0
     bad = run("index", "build", "--engine", "spark")
