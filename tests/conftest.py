@@ -1,8 +1,9 @@
-"""Shared fixtures: an isolated FRESHWIKI_HOME per test, the real shared data folder."""
+"""Shared fixtures: an isolated FRESHWIKI_HOME per test, the real shared data folder, Ray."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,22 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.fail(f"../shared/data not found beside the checkout (looked in {SHARED_DATA})")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="module")
+def ray_instance() -> Iterator[None]:
+    """A real local Ray instance for a test module (starting one costs a few seconds).
+
+    ``address="local"``: a cluster someone left running on this machine is never joined.
+    """
+    import ray  # the cluster extra is part of the dev install: missing Ray must fail
+
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
+             configure_logging=False)
+    try:
+        yield
+    finally:
+        ray.shutdown()
 
 
 TOPIC_NAMES = ("head", "tail", "recent")

@@ -20,13 +20,20 @@ def fw(home: Path, *args: str, env: dict[str, str] | None = None
                           timeout=600, env=env)
 
 
-def test_ingest_index_and_search_real_leads(shared_data: Path, tmp_path: Path) -> None:
-    leads = json.loads((shared_data / "wikipedia/topics/recent_articles_en.json").read_text())
-    subset = dict(list(leads.items())[:40])
+def ingested(shared_data: Path, tmp_path: Path, kind: str, count: int) -> dict[str, str]:
+    """The first ``count`` real leads of a topic file, ingested into ``tmp_path/home``."""
+    leads = json.loads((shared_data / f"wikipedia/topics/{kind}_articles_en.json").read_text())
+    subset = dict(list(leads.items())[:count])
     topics = tmp_path / "topics.json"
     topics.write_text(json.dumps(subset))
+    done = fw(tmp_path / "home", "corpus", "ingest", str(topics), "--workers", "1")
+    assert done.returncode == 0, done.stderr
+    return subset
+
+
+def test_ingest_index_and_search_real_leads(shared_data: Path, tmp_path: Path) -> None:
+    subset = ingested(shared_data, tmp_path, "recent", 40)
     home = tmp_path / "home"
-    assert fw(home, "corpus", "ingest", str(topics), "--workers", "1").returncode == 0
     built = fw(home, "index", "build")
     assert built.returncode == 0, built.stderr
     assert "passages=" in built.stdout
@@ -48,17 +55,13 @@ def test_ingest_index_and_search_real_leads(shared_data: Path, tmp_path: Path) -
 
 def test_an_index_built_with_the_int8_runtime_is_searched_with_it(shared_data: Path,
                                                                    tmp_path: Path) -> None:
-    leads = json.loads((shared_data / "wikipedia/topics/tail_articles_en.json").read_text())
-    subset = dict(list(leads.items())[:30])
-    topics = tmp_path / "topics.json"
-    topics.write_text(json.dumps(subset))
+    subset = ingested(shared_data, tmp_path, "tail", 30)
     home = tmp_path / "home"
     env = {**os.environ, "FRESHWIKI_MODELS_DIR": str(tmp_path / "models")}
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return fw(home, *args, env=env)
 
-    assert run("corpus", "ingest", str(topics), "--workers", "1").returncode == 0
     bad = run("index", "build", "--name", "fast", "--embedder-runtime", "fp8")
     assert bad.returncode == 2 and "unknown embedder runtime 'fp8'" in bad.stderr
     assert "onnx-int8" in bad.stderr  # the error names the runtimes there are
@@ -78,10 +81,7 @@ def test_an_index_built_with_the_int8_runtime_is_searched_with_it(shared_data: P
 
 def test_index_build_on_ray_embeds_there_and_indexes_every_passage(shared_data: Path,
                                                                     tmp_path: Path) -> None:
-    leads = json.loads((shared_data / "wikipedia/topics/head_articles_en.json").read_text())
-    subset = dict(list(leads.items())[:25])
-    topics = tmp_path / "topics.json"
-    topics.write_text(json.dumps(subset))
+    ingested(shared_data, tmp_path, "head", 25)
     home = tmp_path / "home"
     # RAY_ADDRESS=local: a new local instance, never a cluster left running on this machine
     env = {**os.environ, "RAY_ADDRESS": "local", "FRESHWIKI_MODELS_DIR": str(tmp_path / "m")}
@@ -89,7 +89,6 @@ def test_index_build_on_ray_embeds_there_and_indexes_every_passage(shared_data: 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return fw(home, *args, env=env)
 
-    assert run("corpus", "ingest", str(topics), "--workers", "1").returncode == 0
     bad = run("index", "build", "--engine", "spark")
     assert bad.returncode == 2 and "use local or ray" in bad.stderr
     built = run("index", "build", "--engine", "ray")

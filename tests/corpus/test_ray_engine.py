@@ -28,18 +28,6 @@ SAMPLE = "wikipedia/dumps/enwiki-pages-articles-sample.xml.bz2"
 Batch = list[tuple[Revision, list[Passage]]]
 
 
-@pytest.fixture(scope="module")
-def ray_instance() -> Iterator[None]:
-    import ray  # the cluster extra is part of the dev install: missing Ray must fail
-
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
-             configure_logging=False)
-    try:
-        yield
-    finally:
-        ray.shutdown()
-
-
 class RecordingStore(CorpusStore):
     """A real store that also keeps every batch it was given, in order."""
 

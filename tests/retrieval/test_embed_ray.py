@@ -6,7 +6,6 @@ leads. Started with ``address="local"`` so a cluster left running here is never 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -17,18 +16,6 @@ from freshwiki.retrieval import Embedder, EmbeddingCache, HybridIndex, embed_on_
 from freshwiki.retrieval._embed import runtime_name
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture(scope="module")
-def ray_instance() -> Iterator[None]:
-    import ray  # the cluster extra is part of the dev install: missing Ray must fail
-
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
-             configure_logging=False)
-    try:
-        yield
-    finally:
-        ray.shutdown()
 
 
 def test_onnx_vectors_from_ray_are_the_local_ones_bit_for_bit_and_a_rerun_resumes(
