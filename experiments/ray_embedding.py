@@ -80,7 +80,7 @@ def child(args: argparse.Namespace) -> int:
                  configure_logging=False)
         result["connect_s"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        computed = embed_on_ray(items, cache, runtime=args.runtime, models_dir=models)
+        computed, _ = embed_on_ray(items, cache, runtime=args.runtime, models_dir=models)
         result["wall_s"] = time.perf_counter() - t0
         ray.shutdown()
     else:

@@ -31,12 +31,12 @@ def test_onnx_vectors_from_ray_are_the_local_ones_bit_for_bit_and_a_rerun_resume
     seen: list[tuple[int, int | None]] = []
     computed = embed_on_ray(passages, cache, runtime="onnx", models_dir=models,
                             shard_size=16, progress=lambda d, s: seen.append((d, s)))
-    assert computed == 40 and seen[-1] == (40, 70)
+    assert computed == (40, 70) and seen[-1] == (40, 70)
     stored = cache.get([p.id for p in passages], [p.indexed_text for p in passages])
     assert len(stored) == 70
     expected = local.encode([p.indexed_text for p in passages])
     assert all(np.array_equal(stored[i], expected[i]) for i in range(70))
-    assert embed_on_ray(passages, cache, runtime="onnx", models_dir=models) == 0
+    assert embed_on_ray(passages, cache, runtime="onnx", models_dir=models) == (0, 70)
     cache.close()
 
 
@@ -47,7 +47,7 @@ def test_an_index_built_after_ray_embeds_nothing_locally(
     built = Embedder(tmp_path / "vectors.sqlite")
     assert built.cache is not None
     assert embed_on_ray(passages, built.cache, runtime="torch",
-                        models_dir=tmp_path / "models") == 40
+                        models_dir=tmp_path / "models") == (40, 40)
     index = HybridIndex.build(passages, tmp_path / "idx", embedder=built)
     assert built.embedded == 0 and len(index) == 40  # every vector came from the cache
     # PyTorch pads batches, so the vectors agree with a local encode to rounding only.

@@ -52,12 +52,13 @@ def index_build(
                 from freshwiki.retrieval import embed_on_ray
 
                 assert embedder.cache is not None  # the default embedder caches
-                computed = embed_on_ray(
+                computed, read = embed_on_ray(
                     store.passages(latest_only=not all_revisions), embedder.cache,
                     runtime=embedder.runtime, models_dir=settings.models_dir,
                     address=ray_address,
                     progress=lambda done, seen: report("embedding on Ray", done, None))
-                out.print(f"embedded {computed} passages on Ray (the rest were cached)")
+                out.print(f"embedded {computed} passages on Ray; {read - computed} were "
+                          "cached already")
             index = HybridIndex.build(store.passages(latest_only=not all_revisions), directory,
                                       embedder=embedder, progress=report, overwrite=overwrite)
     if engine == "ray" and embedder.embedded:

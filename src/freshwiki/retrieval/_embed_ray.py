@@ -109,7 +109,7 @@ def embed_on_ray(
     threads_per_actor: int = 1,
     shard_size: int = SHARD,
     progress: Progress | None = None,
-) -> int:
+) -> tuple[int, int]:
     """Put a vector for every passage in ``cache``, computing the missing ones on Ray.
 
     Uses the Ray instance this process is connected to, if any (and leaves it running);
@@ -127,7 +127,7 @@ def embed_on_ray(
         progress: See :data:`Progress`.
 
     Returns:
-        How many vectors were computed (the rest were cached already).
+        (vectors computed, passages read): the difference was cached already.
 
     Raises:
         RetrievalError: Ray is missing, the cluster has no CPUs, or a shard was lost.
@@ -158,7 +158,7 @@ def embed_on_ray(
 
 
 def _drive(ray: Any, pool: list[Any], passages: Iterable[Passage], cache: EmbeddingCache,
-           shard_size: int, progress: Progress | None) -> int:
+           shard_size: int, progress: Progress | None) -> tuple[int, int]:
     """Keep every actor busy with a bounded window of shards; store each as it returns."""
     from ray.exceptions import RayError, RayTaskError
 
@@ -205,4 +205,4 @@ def _drive(ray: Any, pool: list[Any], passages: Iterable[Passage], cache: Embedd
         for ref, _ in window:
             ray.cancel(ref)
         raise
-    return computed
+    return computed, seen[0]
