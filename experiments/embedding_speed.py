@@ -55,6 +55,7 @@ from _provenance import data_provenance, write_result
 from freshwiki.config import load_settings
 from freshwiki.records import Passage
 from freshwiki.retrieval import Embedder
+from freshwiki.stats import percentile
 
 ROOT = Path(__file__).resolve().parent
 REPO = ROOT.parent
@@ -183,7 +184,7 @@ def quality(passages: list[Passage], queries: list[tuple[str, set[str]]], work: 
             "queries_with_all_10": round(float(np.mean([o == 1.0 for o in overlap])), 4),
             "worst_query_overlap": min(overlap),
             "passage_cosine_vs_torch": {"min": round(float(cosine.min()), 4),
-                                        "p1": round(float(np.percentile(cosine, 1)), 4),
+                                        "p1": round(percentile(cosine.tolist(), 0.01) or 0.0, 4),
                                         "mean": round(float(cosine.mean()), 4)},
         }
         out["article_recall_at_10"][runtime] = article_recall(new_top)

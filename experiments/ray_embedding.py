@@ -65,8 +65,7 @@ def passages(count: int) -> list[Any]:
 
 def child(args: argparse.Namespace) -> int:
     """One measured embedding run: JSON with the time and the vectors' digest."""
-    from freshwiki.retrieval import Embedder, EmbeddingCache, embed_on_ray
-    from freshwiki.retrieval._embed import runtime_name
+    from freshwiki.retrieval import Embedder, EmbeddingCache, embed_on_ray, runtime_name
 
     items = passages(args.passages)
     models = Path(args.models)

@@ -12,8 +12,13 @@ import numpy as np
 import pytest
 
 from freshwiki.records import Passage
-from freshwiki.retrieval import Embedder, EmbeddingCache, HybridIndex, embed_on_ray
-from freshwiki.retrieval._embed import runtime_name
+from freshwiki.retrieval import (
+    Embedder,
+    EmbeddingCache,
+    HybridIndex,
+    embed_on_ray,
+    runtime_name,
+)
 
 pytestmark = pytest.mark.e2e
 
