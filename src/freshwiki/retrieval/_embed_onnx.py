@@ -103,7 +103,7 @@ def _locked(folder: Path) -> Iterator[None]:
 def ensure_export(models_dir: Path, source: Path, *, log: Log | None = None) -> dict[str, Any]:
     """The ONNX models' manifest, exporting them first from ``source`` when missing or stale.
 
-    The export takes about half a minute on two cores and is written to a temporary folder
+    The export takes about ten seconds on two cores and is written to a temporary folder
     that replaces the old one only when complete, so a crash never leaves half a model.
 
     Raises:
